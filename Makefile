@@ -4,7 +4,8 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-OUT ?= .    # the book goes to $(OUT)/_build/html; the tests build into a temporary OUT
+# The book goes to $(OUT)/_build/html; the tests build into a temporary OUT.
+OUT ?= .
 
 .PHONY: book test lab clean lock
 

@@ -1,0 +1,21 @@
+"""Every generated figure in figures/ is what its script makes today."""
+
+import importlib.util
+
+import pytest
+
+from conftest import ROOT
+
+SCRIPTS = sorted((ROOT / "figures").glob("make_*.py"))
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_committed_figure_matches_its_script(script, tmp_path):
+    spec = importlib.util.spec_from_file_location(script.stem, script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    committed = module.main.__defaults__[0]
+    fresh = tmp_path / committed.name
+    module.main(fresh)
+    assert fresh.read_bytes() == committed.read_bytes(), (
+        f"{committed.name} is out of date: run .venv/bin/python figures/{script.name}")
