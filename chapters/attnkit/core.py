@@ -126,3 +126,214 @@ def attention(queries, keys, values=None, *, temperature: float = 1.0):
     scores = (q @ k.T) / temperature  # (n,) or (m, n)
     weights = softmax(scores, axis=-1)
     return weights @ v, weights
+
+
+# --- Masks and masked attention (chapters 2 and 3) ---------------------------
+#
+# Mask convention, used everywhere in attnkit: a mask is a BOOLEAN array in
+# which True means "this query may attend to this key" (it takes part in the
+# softmax) and False means "this key is hidden from this query" (its weight is
+# exactly 0). This is the convention of torch.nn.functional.
+# scaled_dot_product_attention's boolean ``attn_mask``. (nn.MultiheadAttention
+# uses the opposite one: there, True means "masked out".) Masks are indexed
+# like the weights: rows are queries, columns are keys, and they broadcast, so
+# a ``(1, n)`` mask hides the same keys from every query.
+#
+# A row whose mask is all False leaves a query with no key to attend to: the
+# softmax over an empty set is 0/0. With ``all_masked="raise"`` (the default)
+# such rows raise ValueError naming them; with ``all_masked="zero"`` their
+# weights are all 0 and their output is the zero vector, which is what torch's
+# F.scaled_dot_product_attention returns. NaN is never returned.
+
+__all__ += ["causal_mask", "padding_mask", "combine_masks", "masked_softmax",
+            "scaled_dot_product_attention", "self_attention"]
+
+_ALL_MASKED_CHOICES = ("raise", "zero")
+
+
+def _as_mask(mask, name: str = "mask") -> np.ndarray:
+    """``mask`` as a boolean array; any other dtype is refused with a hint."""
+    m = np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise TypeError(
+            f"{name} must be a boolean array (True = may attend, False = hidden), got dtype "
+            f"{m.dtype}. From 0/1 numbers use mask == 1; from an additive mask of 0 and -inf "
+            "use mask == 0"
+        )
+    if m.ndim == 0:
+        raise ValueError(f"{name} must have at least one dimension, got a scalar")
+    return m
+
+
+def _positive_int(n, name: str) -> int:
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    return int(n)
+
+
+def causal_mask(n: int) -> np.ndarray:
+    """The decoder's causal mask: ``(n, n)`` booleans, True where key ``j <= i``.
+
+    Row ``i`` (the query at position ``i``) may attend to positions ``0..i``,
+    itself included, and never to a later position. The diagonal is True, so
+    no row is ever all False.
+    """
+    n = _positive_int(n, "n")
+    return np.tril(np.ones((n, n), dtype=bool))
+
+
+def padding_mask(lengths, n: int) -> np.ndarray:
+    """A key-padding mask for a batch of sequences padded on the right to length ``n``.
+
+    ``lengths`` holds the number of real tokens of each sequence, shape
+    ``(b,)``. Returns booleans of shape ``(b, 1, n)``: entry ``[s, 0, j]`` is
+    True when position ``j`` is a real token of sequence ``s`` (``j <
+    lengths[s]``). The middle axis of size 1 broadcasts over the query rows, so
+    the mask hides padded *keys* (columns) from every query; padded *queries*
+    (rows) keep attending to the real tokens, and their outputs are simply
+    ignored downstream.
+    """
+    n = _positive_int(n, "n")
+    lengths = np.asarray(lengths)
+    if lengths.ndim != 1 or lengths.dtype.kind not in "iu":
+        raise ValueError(f"lengths must be a 1-D array of integers, got shape {lengths.shape} "
+                         f"and dtype {lengths.dtype}")
+    if np.any(lengths < 1) or np.any(lengths > n):
+        raise ValueError(f"every length must lie between 1 and n = {n}, got {lengths.tolist()}")
+    return (np.arange(n) < lengths[:, None])[:, None, :]
+
+
+def combine_masks(*masks) -> np.ndarray:
+    """Combine masks: a key may be attended to only if EVERY mask allows it.
+
+    The masks are broadcast against each other (e.g. a ``(n, n)`` causal mask
+    and a ``(b, 1, n)`` padding mask give ``(b, n, n)``) and combined with
+    logical AND. Shapes that do not broadcast raise ``ValueError`` naming them.
+    """
+    if not masks:
+        raise ValueError("combine_masks needs at least one mask")
+    arrays = [_as_mask(m, f"mask {k}") for k, m in enumerate(masks)]
+    try:
+        np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        shapes = ", ".join(str(a.shape) for a in arrays)
+        raise ValueError(f"masks of shapes {shapes} do not broadcast against each other") from None
+    return np.logical_and.reduce(np.broadcast_arrays(*arrays))
+
+
+def _mask_for(mask, scores_shape: tuple) -> np.ndarray:
+    """``mask`` broadcast to ``scores_shape``, or ValueError naming both shapes."""
+    m = _as_mask(mask)
+    try:
+        fits = np.broadcast_shapes(m.shape, scores_shape) == scores_shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"mask of shape {m.shape} does not fit scores of shape {scores_shape} "
+            "(queries on rows, keys on columns): it must broadcast to the scores' shape"
+        )
+    return np.broadcast_to(m, scores_shape)
+
+
+def masked_softmax(scores, mask=None, *, all_masked: str = "raise") -> np.ndarray:
+    """Softmax along the last axis (one row per query) in which masked keys get weight 0.
+
+    ``mask`` is boolean and broadcasts to ``scores.shape``; True = the key
+    takes part, False = its weight is exactly 0 and the other weights of the
+    row are renormalised to sum to 1 (the same as setting its score to -inf).
+    Without a mask this is :func:`softmax` over the last axis.
+
+    A row with no True entry: ``all_masked="raise"`` (default) raises
+    ``ValueError`` naming the row(s); ``all_masked="zero"`` returns a row of
+    zeros (it sums to 0, not 1). The dtype (float32/float64) is kept.
+    """
+    if all_masked not in _ALL_MASKED_CHOICES:
+        raise ValueError(f"all_masked must be 'raise' or 'zero', got {all_masked!r}")
+    x = as_float_array(scores, "scores")
+    _check_axis(x, -1, "scores")
+    if mask is None:
+        return softmax(x, axis=-1)
+    m = _mask_for(mask, x.shape)
+    empty = ~m.any(axis=-1)  # (...,): rows with no key left
+    if np.any(empty):
+        if all_masked == "raise":
+            rows = [idx[0] if len(idx) == 1 else tuple(idx) for idx in np.argwhere(empty).tolist()]
+            where = " (each index is (batch..., row))" if empty.ndim > 1 else ""
+            raise ValueError(
+                f"the mask hides every key from query row(s) {rows}{where}: softmax over no "
+                "keys is 0/0. Allow at least one key in each row, or pass all_masked='zero' "
+                "to get zero weights and a zero output there"
+            )
+    kept = np.where(m, x, -np.inf)
+    row_max = kept.max(axis=-1, keepdims=True)
+    row_max = np.where(np.isfinite(row_max), row_max, 0)  # empty rows: nothing to shift
+    with np.errstate(under="ignore"):
+        e = np.where(m, np.exp(kept - row_max), 0)
+    total = e.sum(axis=-1, keepdims=True)
+    return e / np.where(total == 0, 1, total)
+
+
+def scaled_dot_product_attention(queries, keys, values, *, mask=None, scale=None,
+                                 all_masked: str = "raise"):
+    """``softmax(Q K^T * scale) V`` with an optional boolean mask (True = may attend).
+
+    Shapes (row vectors; leading batch axes ``...`` broadcast):
+
+    - ``queries``: ``(..., m, d_k)``, one query per row
+    - ``keys``: ``(..., n, d_k)``, one key per row
+    - ``values``: ``(..., n, d_v)``, the value of key ``j`` in row ``j``
+    - ``mask``: boolean, broadcasts to the weights' shape ``(..., m, n)``
+
+    ``scale`` defaults to ``1 / sqrt(d_k)`` (the Transformer's); pass
+    ``scale=1.0`` for plain dot-product attention. Returns ``(output,
+    weights)`` of shapes ``(..., m, d_v)`` and ``(..., m, n)``. Rows that the
+    mask empties completely follow ``all_masked`` (see :func:`masked_softmax`).
+    """
+    q = as_float_array(queries, "queries")
+    k = as_float_array(keys, "keys")
+    v = as_float_array(values, "values")
+    for arr, name, form in ((q, "queries", "(m, d_k)"), (k, "keys", "(n, d_k)"),
+                            (v, "values", "(n, d_v)")):
+        if arr.ndim < 2:
+            raise ValueError(f"{name} must have shape {form} (or a batch of them), got {arr.shape}")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"queries of shape {q.shape} and keys of shape {k.shape} must have the same "
+            f"last dimension d_k ({q.shape[-1]} != {k.shape[-1]})"
+        )
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"keys of shape {k.shape} and values of shape {v.shape} must have the same "
+            f"number of rows n ({k.shape[-2]} != {v.shape[-2]})"
+        )
+    try:
+        np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"the batch axes of queries {q.shape}, keys {k.shape} and values {v.shape} "
+            "do not broadcast"
+        ) from None
+    if scale is None:
+        scale = 1.0 / np.sqrt(q.shape[-1])
+    if not (np.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be a positive finite number, got {scale}")
+    scores = (q @ np.swapaxes(k, -1, -2)) * np.asarray(scale, dtype=q.dtype)  # (..., m, n)
+    weights = masked_softmax(scores, mask, all_masked=all_masked)
+    return weights @ v, weights
+
+
+def self_attention(X, *, mask=None, scale: float = 1.0, all_masked: str = "raise"):
+    """Parameter-free self-attention: every row of ``X`` attends to all rows of ``X``.
+
+    ``X`` is ``(..., n, d)``; the queries, the keys and the values are all
+    ``X`` itself, so the weights are ``softmax(X X^T * scale)`` (``(..., n,
+    n)``) and the output is ``weights @ X`` (``(..., n, d)``). The default
+    ``scale=1.0`` is chapter 2's plain dot product; ``mask`` and
+    ``all_masked`` are as in :func:`scaled_dot_product_attention`.
+    """
+    x = as_float_array(X, "X")
+    if x.ndim < 2:
+        raise ValueError(f"X must have shape (n, d) (or a batch of them), got {x.shape}")
+    return scaled_dot_product_attention(x, x, x, mask=mask, scale=scale, all_masked=all_masked)
+

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .core import attention, softmax
+from .core import attention, causal_mask, masked_softmax, softmax
 
 __all__ = ["CheckResult", "check_softmax", "check_single_query_attention"]
 
@@ -143,5 +143,186 @@ def check_single_query_attention(fn) -> CheckResult:
         if not np.allclose(z_hat, expected_out):
             raise _Failed(f"z_hat should be a @ H = {np.round(expected_out, 4)}, you returned {np.round(z_hat, 4)}")
         return "correct: the weights are softmax(H z) and z_hat is their weighted sum of the rows of H"
+
+    return _run(check)
+
+
+# --- Chapter 2: self-attention ------------------------------------------------
+
+__all__ += ["check_causal_mask", "check_masked_self_attention"]
+
+
+def _call_with_int(fn, n: int):
+    """Call the student's function with a plain integer, reporting exceptions."""
+    try:
+        return fn(n)
+    except Exception as exc:  # any error in student code becomes a message
+        raise _Failed(f"your function raised {type(exc).__name__}: {exc} "
+                      f"(it was called with n = {n})") from None
+
+
+def check_causal_mask(fn) -> CheckResult:
+    """Check ``fn(n)``: the ``(n, n)`` boolean causal mask, True = may attend (key ``j <= i``)."""
+
+    def check():
+        for n in (4, 1, 6):
+            expected = causal_mask(n)
+            got = np.asarray(_call_with_int(fn, n))
+            if got.shape != (n, n):
+                raise _Failed(f"for n = {n} you returned shape {got.shape}; the mask has one row "
+                              f"per query and one column per key, shape ({n}, {n})")
+            if got.dtype != np.bool_:
+                raise _Failed(f"you returned dtype {got.dtype}; return booleans (True = may "
+                              "attend), for example build from np.ones((n, n), dtype=bool)")
+            if np.array_equal(got, expected):
+                continue
+            if np.array_equal(got, ~expected):
+                raise _Failed("you marked the future keys True and the allowed ones False; in this "
+                              "book (and in torch's F.scaled_dot_product_attention) True means "
+                              "'may attend': flip the mask")
+            if np.array_equal(got, expected.T):
+                raise _Failed("row i allows the keys j >= i (the future) instead of j <= i (the "
+                              "past): you built the transpose; use np.tril, not np.triu")
+            if np.array_equal(got, np.tril(expected, k=-1)):
+                raise _Failed("the diagonal is False: a token may attend to itself, and without "
+                              "the diagonal row 0 would allow no key at all")
+            if got.all():
+                raise _Failed("every key is allowed: row i must hide the keys j > i")
+            bad = np.argwhere(got != expected)[0]
+            raise _Failed(f"for n = {n}, entry [{bad[0]}, {bad[1]}] should be "
+                          f"{bool(expected[tuple(bad)])}: query {bad[0]} may attend exactly to the "
+                          f"keys 0..{bad[0]}")
+        return "correct: row i allows the keys 0..i, itself included, and hides every later key"
+
+    return _run(check)
+
+
+def check_masked_self_attention(fn) -> CheckResult:
+    """Check ``fn(X, mask) -> (output, weights)``: ``softmax(X X^T)`` with masked keys at 0.
+
+    ``X`` is ``(n, d)`` and ``mask`` is an ``(n, n)`` boolean array, True = may
+    attend; no row of the mask is all False. No scaling (chapter 2).
+    """
+
+    def check():
+        rng = np.random.default_rng(2)
+        X = rng.normal(size=(4, 3))  # n = 4 tokens, d = 3: n != d exposes transposes
+        mask = causal_mask(4)
+        mask[3, 1] = False           # hide one past key too: a padding-like gap
+        scores = X @ X.T             # (4, 4)
+        expected_w = masked_softmax(scores, mask)
+        expected_out = expected_w @ X
+        try:
+            result = _call(fn, X, mask)
+        except _Failed as failure:
+            if "NaN or infinite" not in str(failure):
+                raise
+            raise _Failed(f"{failure}. attnkit's softmax refuses -inf scores on purpose; write "
+                          "the softmax out with np.exp (np.exp(-np.inf) is 0), after "
+                          "subtracting each row's maximum") from None
+        if not (isinstance(result, tuple) and len(result) == 2):
+            raise _Failed("return a pair (output, weights)")
+        out = _as_array(result[0], "output")
+        w = _as_array(result[1], "weights")
+        if w.shape != (4, 4):
+            raise _Failed(f"weights have shape {w.shape}; with X of shape (n, d) = (4, 3) they are "
+                          "(n, n) = (4, 4), one row per query and one column per key")
+        if not np.all(np.isfinite(w)):
+            raise _Failed("the weights contain NaN or inf: a row whose scores are all -inf gives "
+                          "0/0; did you hide the allowed keys instead of the others?")
+        if np.allclose(w, softmax(scores)):
+            raise _Failed("the weights ignore the mask: set the scores of masked keys to -np.inf "
+                          "(np.where(mask, scores, -np.inf)) before the softmax")
+        if np.allclose(w, softmax(scores) * mask):
+            raise _Failed(f"the rows sum to {np.round(w.sum(axis=-1), 3)}, not 1: you zeroed the "
+                          "masked weights after the softmax without renormalising; mask the "
+                          "scores with -inf before the softmax instead")
+        if np.allclose(w, softmax(np.where(mask, scores, 0.0))):
+            raise _Failed("masked keys still get weight: a score of 0 is not 'no weight', because "
+                          "exp(0) = 1. Give masked keys the score -np.inf, whose exp is 0")
+        if not np.allclose(w[~mask], 0) and np.allclose(w[mask], 0):
+            raise _Failed("your weights are non-zero exactly where the mask is False: True means "
+                          "'may attend', so keep the True entries and hide the False ones")
+        if np.allclose(w, masked_softmax(scores, mask.T)) or np.allclose(w, expected_w.T):
+            raise _Failed("your weights are transposed: row i belongs to query i and column j to "
+                          "key j, and each row must sum to 1")
+        if np.allclose(w, masked_softmax(scores / np.sqrt(3), mask)):
+            raise _Failed("you divided the scores by sqrt(d): this chapter's self-attention uses "
+                          "the plain dot products X @ X.T (scaling comes in the next chapter)")
+        if not np.allclose(w[~mask], 0):
+            i, j = np.argwhere(~mask & ~np.isclose(w, 0))[0]
+            raise _Failed(f"query {i} gives weight {w[i, j]:.3f} to key {j}, which its mask "
+                          "hides; masked keys must get weight exactly 0")
+        if not np.allclose(w.sum(axis=-1), 1.0):
+            raise _Failed(f"the rows of the weights sum to {np.round(w.sum(axis=-1), 3)}, not 1")
+        if not np.allclose(w, expected_w):
+            raise _Failed(f"the weights should be {np.round(expected_w, 3).tolist()}, "
+                          f"you returned {np.round(w, 3).tolist()}")
+        if out.shape != X.shape:
+            raise _Failed(f"the output has shape {out.shape}; it holds one new vector per token, "
+                          f"shape (n, d) = {X.shape}: output = weights @ X")
+        if not np.allclose(out, expected_out):
+            raise _Failed("the weights are right but the output is not weights @ X")
+        return ("correct: masked keys get weight 0, every row sums to 1, and the output is "
+                "weights @ X")
+
+    return _run(check)
+
+
+# --- Chapter 3: query-key-value attention ------------------------------------
+
+__all__ += ["check_scaled_dot_product_attention"]
+
+
+def check_scaled_dot_product_attention(fn) -> CheckResult:
+    """Check ``fn(Q, K, V) -> (output, weights)``: ``softmax(Q K^T / sqrt(d_k)) V``."""
+
+    def check():
+        rng = np.random.default_rng(3)
+        # m = 3 queries, n = 5 keys, d_k = 9, d_v = 4: every size differs, so a
+        # wrong transpose or a wrong scale (sqrt(d_v) = 2, d_k = 9, sqrt(n) ...) shows
+        Q, K, V = rng.normal(size=(3, 9)), rng.normal(size=(5, 9)), rng.normal(size=(5, 4))
+        scores = Q @ K.T  # (3, 5)
+        expected_w = softmax(scores / 3.0)
+        expected_out = expected_w @ V
+        result = _call(fn, Q, K, V)
+        if not (isinstance(result, tuple) and len(result) == 2):
+            raise _Failed("return a pair (output, weights)")
+        out = _as_array(result[0], "output")
+        w = _as_array(result[1], "weights")
+        if w.shape == (5, 3):
+            raise _Failed("the weights have shape (n, m) = (5, 3): compute Q @ K.T (one row per "
+                          "query), not K @ Q.T")
+        if w.shape != (3, 5):
+            raise _Failed(f"the weights have shape {w.shape}; with Q (m, d_k) = (3, 9) and K "
+                          "(n, d_k) = (5, 9) they are (m, n) = (3, 5)")
+        if np.allclose(w, softmax(scores)):
+            raise _Failed("the weights are softmax(Q K^T) without scaling: divide the scores by "
+                          "sqrt(d_k) = 3 before the softmax")
+        wrong_scales = {"d_k = 9 instead of sqrt(d_k) = 3": 9.0,
+                        "sqrt(d_v) = 2, but the scale comes from d_k, the width of q and k": 2.0,
+                        "sqrt(n) = sqrt(5), but the scale comes from d_k, not the number of "
+                        "keys": np.sqrt(5.0)}
+        for what, c in wrong_scales.items():
+            if np.allclose(w, softmax(scores / c)):
+                raise _Failed(f"you divided the scores by {what}")
+        if np.allclose(w, softmax(scores / 3.0, axis=0)):
+            raise _Failed("each column sums to 1: apply the softmax along the last axis, so that "
+                          "each query's row of weights sums to 1")
+        if not np.allclose(w.sum(axis=-1), 1.0) or np.any(w < 0):
+            raise _Failed(f"the rows of the weights sum to {np.round(w.sum(axis=-1), 3)}; "
+                          "weights are non-negative and each row sums to 1")
+        if not np.allclose(w, expected_w):
+            raise _Failed(f"the weights should be softmax(Q K^T / 3) = "
+                          f"{np.round(expected_w, 3).tolist()}, you returned {np.round(w, 3).tolist()}")
+        if out.shape == (3, 9):
+            raise _Failed("the output has width d_k = 9: you averaged the keys; the output is "
+                          "weights @ V, of shape (m, d_v) = (3, 4)")
+        if out.shape != (3, 4):
+            raise _Failed(f"the output has shape {out.shape}; it is weights @ V, of shape "
+                          "(m, d_v) = (3, 4)")
+        if not np.allclose(out, expected_out):
+            raise _Failed("the weights are right but the output is not weights @ V")
+        return "correct: softmax(Q K^T / sqrt(d_k)) along each row, then a weighted sum of V"
 
     return _run(check)
