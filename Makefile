@@ -1,5 +1,6 @@
 # The two set-up commands of the README, and a few conveniences.
-#   make book   create .venv from requirements.txt (once) and build the book into _build/html
+#   make book   create .venv from requirements.txt and node_modules from package-lock.json
+#               (once each) and build the book into _build/html
 #   make test   create .venv (once) and run every test (pytest)
 PYTHON ?= python3
 VENV := .venv
@@ -14,7 +15,11 @@ $(VENV)/installed: requirements.txt
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $@
 
-book: $(VENV)/installed
+# The JavaScript the book serves itself (widget manager, anywidget, MathJax), from the lock.
+node_modules/.package-lock.json: package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund
+
+book: $(VENV)/installed node_modules/.package-lock.json
 	$(BIN)/jupyter-book build . --path-output $(OUT) --warningiserror --nitpick --keep-going
 	@echo "The book is in $(OUT)/_build/html: open $(OUT)/_build/html/index.html"
 

@@ -39,8 +39,8 @@ def test_build_has_no_warnings(built_book):
 def test_every_page_of_the_toc_is_built(built_book):
     html_dir, _ = built_book
     for name in toc_files():
-        target = "index" if name == "intro" else name
-        assert (html_dir / f"{target}.html").is_file() or (html_dir / f"{name}.html").is_file(), name
+        assert (html_dir / f"{name}.html").is_file(), name
+    assert (html_dir / "index.html").is_file()
 
 
 @pytest.mark.parametrize("chapter", chapter_files())
@@ -60,17 +60,40 @@ def test_chapter_has_math_exercises_and_solutions(built_book, chapter):
     assert html.count("solution dropdown admonition") >= 4
 
 
-def test_attention_explorer_embeds_its_widget_state(built_book):
+def test_attention_heatmap_embeds_its_widget_state(built_book):
     html = page(built_book[0], "chapters/attention")
     state_json = re.search(
         r'<script type="application/vnd.jupyter.widget-state\+json">(.*?)</script>', html, re.S)
     assert state_json, "no widget state in the page"
     models = json.loads(state_json.group(1))["state"]
-    names = {model["model_name"] for model in models.values()}
-    assert {"FloatSliderModel", "FloatLogSliderModel", "DropdownModel", "OutputModel"} <= names
+    heatmaps = [m["state"] for m in models.values() if m["model_name"] == "AnyModel"]
+    assert len(heatmaps) == 1
+    (heatmap,) = heatmaps
+    assert "computeWeights" in heatmap["_esm"] and ".attn-cell" in heatmap["_css"]
+    assert heatmap["query_tokens"] == ["私は", "貴方を", "愛して", "いる"]
+    assert heatmap["key_tokens"] == ["I", "love", "you"]
+    assert len(heatmap["weights"]) == 4        # the weights as computed at build time
     views = re.findall(
         r'<script type="application/vnd.jupyter.widget-view\+json">(.*?)</script>', html, re.S)
     assert views and all(json.loads(v)["model_id"] in models for v in views)
+
+
+@pytest.mark.parametrize("name", toc_files())
+def test_pages_load_scripts_styles_and_math_from_the_book_itself(built_book, name):
+    html_dir = built_book[0]
+    html = page(html_dir, name)
+    sources = re.findall(r'<(?:script|link)\b[^>]*?\b(?:src|href)="([^"]+)"', html)
+    assert sources
+    external = [s for s in sources if re.match(r"(https?:)?//", s)]
+    assert external == []
+    if "widget-view+json" in html:
+        for script in ["require.js", "requirejs-config.js", "html-manager/embed-amd.js"]:
+            assert f"_static/jsdeps/{script}" in html
+    if 'class="math' in html:
+        assert "_static/jsdeps/mathjax/tex-chtml.js" in html
+    for local in ["jsdeps/require.js", "jsdeps/anywidget/index.js", "jsdeps/mathjax/tex-chtml.js",
+                  "jsdeps/html-manager/embed-amd.js", "jsdeps/mathjax/output/chtml/fonts/woff-v2"]:
+        assert (html_dir / "_static" / local).exists(), local
 
 
 def test_bibliography_lists_the_sources(built_book):

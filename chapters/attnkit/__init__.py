@@ -1,7 +1,9 @@
 """attnkit: the small helper library shared by the chapters of *Attention, step by step*.
 
-- ``core``: attention in NumPy (softmax in two forms, dot-product attention)
+- ``core``: attention in NumPy (softmax in two forms, dot-product attention, masks,
+  self-attention, scaled dot-product attention)
+- ``modules``: the same in PyTorch (``nn.Module``), checked against torch's own
 - ``plots``: matplotlib heatmaps of attention weights
-- ``widgets``: interactive explorers (ipywidgets)
+- ``heatmap``: the interactive attention heatmap (anywidget; computed in the browser)
 - ``exercises``: ``check_*`` functions for the coding exercises
 """

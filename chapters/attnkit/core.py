@@ -337,3 +337,21 @@ def self_attention(X, *, mask=None, scale: float = 1.0, all_masked: str = "raise
         raise ValueError(f"X must have shape (n, d) (or a batch of them), got {x.shape}")
     return scaled_dot_product_attention(x, x, x, mask=mask, scale=scale, all_masked=all_masked)
 
+
+# --- Positional encoding -----------------------------------------------------
+
+__all__ += ["sinusoidal_positional_encoding"]
+
+
+def sinusoidal_positional_encoding(n: int, d: int) -> np.ndarray:
+    """The Transformer's sinusoidal positional encoding, shape ``(n, d)``.
+
+    Row ``p`` encodes position ``p``: ``PE[p, 2i] = sin(p / 10000^(2i/d))`` and
+    ``PE[p, 2i+1] = cos(p / 10000^(2i/d))``. For odd ``d`` the last column is a
+    sine (there are ``ceil(d/2)`` sine and ``floor(d/2)`` cosine columns).
+    """
+    n, d = _positive_int(n, "n"), _positive_int(d, "d")
+    positions = np.arange(n)[:, None]                  # (n, 1)
+    pair = np.arange(d) // 2                           # (d,): 0, 0, 1, 1, 2, ...
+    angles = positions / 10000.0 ** (2 * pair / d)     # (n, d)
+    return np.where(np.arange(d) % 2 == 0, np.sin(angles), np.cos(angles))

@@ -1,0 +1,67 @@
+"""Headless Chromium on a folder served at 127.0.0.1, with every other address blocked.
+
+Shared by the browser tests and the heatmap benchmark. Chromium comes from Debian's
+``chromium`` package; Playwright only drives it (its own browser download is not used).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import shutil
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+INSTALL_HINT = "install Debian's Chromium with `apt-get install chromium` to run the browser tests"
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def serve(folder: Path):
+    """Serve ``folder`` on 127.0.0.1 at a free port; yields the base URL."""
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class PageLog:
+    """What a page did that a reader would not want: blocked requests, errors, dialogs."""
+
+    def __init__(self, page):
+        self.blocked, self.failed, self.console_errors, self.page_errors, self.dialogs = [], [], [], [], []
+        page.route("**/*", self._route)
+        page.on("requestfailed", lambda request: self.failed.append(request.url))
+        page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
+        page.on("pageerror", lambda error: self.page_errors.append(str(error)))
+        page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+
+    def _route(self, route):
+        url = route.request.url
+        if url.startswith(("data:", "blob:")) or urlparse(url).hostname == "127.0.0.1":
+            route.continue_()
+        else:  # the network beyond this machine is closed to the book
+            self.blocked.append(url)
+            route.abort()
+
+    def problems(self):
+        names = ["blocked", "failed", "console_errors", "page_errors", "dialogs"]
+        return {name: getattr(self, name) for name in names if getattr(self, name)}
+
+
+def launch(playwright):
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

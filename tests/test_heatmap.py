@@ -1,0 +1,116 @@
+"""The heatmap widget's Python side: inputs checked, and its NumPy twin of the browser's maths."""
+
+import numpy as np
+import pytest
+
+from attnkit.core import attention, causal_mask, masked_softmax, sinusoidal_positional_encoding
+from attnkit.heatmap import AttentionHeatmap
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(5, 4))                      # (n, d)
+TOKENS = ["a", "b", "c", "d", "e"]
+W_Q, W_K = RNG.normal(size=(4, 3)), RNG.normal(size=(4, 3))   # (d, d_k)
+
+
+def test_plain_self_attention_is_softmax_of_x_xt():
+    w = AttentionHeatmap(TOKENS, X)
+    assert np.allclose(w.expected_weights(), attention(X, X)[1])
+    assert np.allclose(w.weights, w.expected_weights())   # reported before any front end draws
+
+
+def test_cross_attention_queries_over_keys():
+    H = RNG.normal(size=(3, 4))
+    w = AttentionHeatmap(TOKENS, X, key_tokens=["x", "y", "z"], keys=H, temperature=2.0)
+    assert w.expected_weights().shape == (5, 3)
+    assert np.allclose(w.expected_weights(), attention(X, H, temperature=2.0)[1])
+
+
+def test_scale_temperature_and_head():
+    w = AttentionHeatmap(TOKENS, X, heads=[(W_Q, W_K), {"W_Q": W_K, "W_K": W_Q, "name": "swap"}],
+                         scale=True, temperature=0.5)
+    Q, K = X @ W_Q, X @ W_K
+    assert np.allclose(w.expected_weights(), attention(Q, K, temperature=0.5 * np.sqrt(3))[1])
+    w.head = 1
+    assert np.allclose(w.expected_weights(), attention(X @ W_K, X @ W_Q, temperature=0.5 * np.sqrt(3))[1])
+    assert w.heads[1]["name"] == "swap"
+
+
+def test_causal_and_padding_masks():
+    w = AttentionHeatmap(TOKENS, X, causal=True, padding=[True, False, False, False, False])
+    weights = w.expected_weights()
+    assert np.all(np.triu(weights, 1) == 0)       # nothing from the future
+    assert np.all(weights[:, 0] == 0)             # the padded key gets no weight
+    assert np.all(weights[0] == 0)                # row 0 may only see key 0, which is masked
+    assert np.allclose(weights[1:].sum(axis=1), 1.0)
+    expected = masked_softmax(X @ X.T, causal_mask(5) & np.array([0, 1, 1, 1, 1], bool), all_masked="zero")
+    assert np.allclose(weights, expected)
+
+
+def test_permutation_moves_rows_and_columns_without_positional_encoding():
+    w = AttentionHeatmap(TOKENS, X)
+    before = w.expected_weights()
+    p = [3, 0, 4, 1, 2]
+    w.permutation = p
+    assert np.allclose(w.expected_weights(), before[np.ix_(p, p)])
+
+
+def test_positional_encoding_is_added_at_the_drawn_positions():
+    w = AttentionHeatmap(TOKENS, X, positional=True)
+    Xp = X + sinusoidal_positional_encoding(5, 4)
+    assert np.allclose(w.expected_weights(), attention(Xp, Xp)[1])
+    p = [3, 0, 4, 1, 2]
+    w.permutation = p
+    shuffled = X[p] + sinusoidal_positional_encoding(5, 4)
+    assert np.allclose(w.expected_weights(), attention(shuffled, shuffled)[1])
+    assert not np.allclose(w.expected_weights(), attention(Xp, Xp)[1][np.ix_(p, p)])
+
+
+def test_d_k_keeps_the_first_coordinates():
+    w = AttentionHeatmap(TOKENS, X, controls=["d_k", "scale"], d_k_choices=[2, 4], scale=True)
+    assert w.d_k == 2
+    assert np.allclose(w.expected_weights(), attention(X[:, :2], X[:, :2], temperature=np.sqrt(2))[1])
+    w.d_k = 4
+    assert np.allclose(w.expected_weights(), attention(X, X, temperature=2.0)[1])
+
+
+def test_set_data_replaces_inputs_and_resets_padding():
+    w = AttentionHeatmap(TOKENS, X, padding=[True, False, False, False, False])
+    w.set_data(["p", "q"], X[:2])
+    assert w.query_tokens == ["p", "q"] and w.padding == [False, False]
+    assert np.allclose(w.expected_weights(), attention(X[:2], X[:2])[1])
+
+
+def test_labels_are_kept_verbatim():
+    evil = "<img src=x onerror=alert(1)>"
+    w = AttentionHeatmap([evil, "b"], X[:2])
+    assert w.query_tokens[0] == evil == w.key_tokens[0]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(tokens=TOKENS[:3], X=X), r"\(3, d\), got \(5, 4\)"),
+    (dict(tokens=TOKENS, X=X, keys=np.ones((2, 4)), key_tokens=["x"]), r"keys of shape \(2, 4\)"),
+    (dict(tokens=TOKENS, X=X, heads=[(np.ones((3, 2)), np.ones((4, 2)))]),
+     r"W_Q of shape \(3, 2\) and W_K of shape \(4, 2\) do not fit queries of shape \(5, 4\)"),
+    (dict(tokens=TOKENS, X=X, controls=["zoom"]), "unknown controls"),
+    (dict(tokens=TOKENS, X=X, keys=np.ones((2, 4)), key_tokens=["x", "y"], causal=True), "self-attention"),
+    (dict(tokens=TOKENS, X=X, padding=[True]), "1 entries for 5 keys"),
+    (dict(tokens=TOKENS, X=X, temperature=0.0), "temperature"),
+    (dict(tokens=TOKENS, X=X, controls=["d_k"], d_k_choices=[2, 8]), r"between 1 and the width 4"),
+    (dict(tokens=TOKENS, X=X, controls=["d_k"]), "d_k control needs"),
+])
+def test_bad_input_raises_a_clear_error(kwargs, message):
+    tokens, data = kwargs.pop("tokens"), kwargs.pop("X")
+    with pytest.raises(ValueError, match=message):
+        AttentionHeatmap(tokens, data, **kwargs)
+
+
+def test_nan_input_raises():
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        AttentionHeatmap(TOKENS, bad)
+
+
+def test_front_end_files_are_shipped_with_the_widget():
+    widget = AttentionHeatmap(TOKENS, X)
+    assert "export default" in widget._esm and ".attn-cell" in widget._css
