@@ -20,7 +20,10 @@ def toc_files():
 
 
 def chapter_files():
-    return [f for f in toc_files() if f.startswith("chapters/")]
+    """The numbered chapters (not the appendices)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    (part,) = [p for p in toc["parts"] if p["caption"] == "Chapters"]
+    return [chapter["file"] for chapter in part["chapters"]]
 
 
 def page(html_dir, name):

@@ -14,7 +14,7 @@ import pytest
 from attnkit.heatmap import AttentionHeatmap
 from browser import CHROMIUM, INSTALL_HINT, PageLog, launch, serve
 from conftest import ROOT
-from test_book import toc_files
+from test_book import chapter_files, toc_files
 
 pytestmark = pytest.mark.build
 
@@ -125,7 +125,7 @@ def exercise_controls(widget):
             assert_matches_numpy(widget)
     head = widget.locator("select.attn-head")
     if head.count():
-        head.select_index(1)
+        head.select_option(index=1)
         changed.append("head")
         assert_matches_numpy(widget)
     if widget.locator("button.attn-shuffle").count():
@@ -149,7 +149,7 @@ def exercise_controls(widget):
 @pytest.mark.parametrize("name", toc_files())
 def test_page_loads_offline_without_errors_and_typesets_math(site, name):
     page, log = open_page(site, name)
-    if name.startswith("chapters/"):
+    if name in chapter_files():
         assert page.locator("mjx-container").count() >= 5
         assert page.locator(".math:not(:has(mjx-container))").count() == 0, "math left as TeX"
         for widget in heatmaps(page):
@@ -159,7 +159,7 @@ def test_page_loads_offline_without_errors_and_typesets_math(site, name):
     page.close()
 
 
-@pytest.mark.parametrize("chapter", [f for f in toc_files() if f.startswith("chapters/")])
+@pytest.mark.parametrize("chapter", chapter_files())
 def test_every_control_recomputes_the_weights_numpy_computes(site, chapter):
     page, log = open_page(site, chapter)
     for widget in heatmaps(page):

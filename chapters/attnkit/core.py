@@ -355,3 +355,129 @@ def sinusoidal_positional_encoding(n: int, d: int) -> np.ndarray:
     pair = np.arange(d) // 2                           # (d,): 0, 0, 1, 1, 2, ...
     angles = positions / 10000.0 ** (2 * pair / d)     # (n, d)
     return np.where(np.arange(d) % 2 == 0, np.sin(angles), np.cos(angles))
+
+
+# --- Chapter 4: multi-head attention -------------------------------------------
+#
+# A layer with h heads projects its inputs with W_Q (d_model, h*d_k), W_K
+# (d_source, h*d_k) and W_V (d_source, h*d_v). Columns i*d_k .. (i+1)*d_k - 1
+# of W_Q are head i's own W_Q^i (and likewise for W_K and W_V), so one wide
+# product computes every head's queries at once; split_heads then gives each
+# head its slice. Each head attends on its own; merge_heads concatenates the
+# heads' outputs side by side, (..., n, h*d_v), and W_O (h*d_v, d_out) mixes
+# them. A mask is shared by every head and indexed like one head's weights.
+
+__all__ += ["split_heads", "merge_heads", "multi_head_attention"]
+
+
+def split_heads(X, h: int) -> np.ndarray:
+    """Cut the last axis of ``X`` into ``h`` heads: ``(..., n, h*d_k) -> (..., h, n, d_k)``.
+
+    Head ``i`` receives the consecutive columns ``i*d_k .. (i+1)*d_k - 1`` of
+    every token. This is PyTorch's ``x.view(b, n, h, d_k).transpose(1, 2)``:
+    reshape the last axis into ``(h, d_k)``, then move the head axis in front
+    of the token axis. (Reshaping straight to ``(b, h, n, d_k)`` would give a
+    head whole rows of several tokens instead.) The width must be divisible by
+    ``h``; otherwise ``ValueError`` names the shape.
+    """
+    x = as_float_array(X, "X")
+    h = _positive_int(h, "h")
+    if x.ndim < 2:
+        raise ValueError(f"X must have shape (n, d_model) (or a batch of them), got {x.shape}")
+    width = x.shape[-1]
+    if width % h:
+        raise ValueError(f"X of shape {x.shape} has width {width}, which h = {h} heads "
+                         f"cannot share equally ({width} is not divisible by {h})")
+    heads = x.reshape(*x.shape[:-1], h, width // h)   # (..., n, h, d_k)
+    return np.swapaxes(heads, -3, -2)                   # (..., h, n, d_k)
+
+
+def merge_heads(X) -> np.ndarray:
+    """Concatenate the heads side by side: ``(..., h, n, d_v) -> (..., n, h*d_v)``.
+
+    The inverse of :func:`split_heads`: token ``t``'s row of the result is
+    ``[head 0's row t | head 1's row t | ... ]``, article 000's
+    ``Concat(head_1, ..., head_h)``.
+    """
+    x = as_float_array(X, "X")
+    if x.ndim < 3:
+        raise ValueError(f"X must have shape (h, n, d_v) (or a batch of them), got {x.shape}")
+    tokens_first = np.swapaxes(x, -3, -2)               # (..., n, h, d_v)
+    return tokens_first.reshape(*tokens_first.shape[:-2], -1)
+
+
+def multi_head_attention(X_query, X_source, W_Q, W_K, W_V, W_O, h: int, *, mask=None,
+                         all_masked: str = "raise"):
+    """Multi-head attention: ``Concat(head_1, ..., head_h) W_O``.
+
+    ``head_i = softmax(Q_i K_i^T / sqrt(d_k)) V_i`` with ``Q_i = X_query
+    W_Q^i``, ``K_i = X_source W_K^i``, ``V_i = X_source W_V^i``, where
+    ``W_Q^i`` is columns ``i*d_k .. (i+1)*d_k - 1`` of ``W_Q``. Shapes:
+
+    - ``X_query``: ``(..., m, d_model)``; ``X_source``: ``(..., n, d_source)``
+      (pass ``X_query`` again for self-attention)
+    - ``W_Q``: ``(d_model, h*d_k)``; ``W_K``: ``(d_source, h*d_k)``;
+      ``W_V``: ``(d_source, h*d_v)``; ``W_O``: ``(h*d_v, d_out)``
+    - ``mask``: boolean, True = may attend, broadcasting to ``(..., m, n)``
+      (one head's weights); every head uses the same mask. A
+      :func:`padding_mask` ``(b, 1, n)`` or a :func:`causal_mask` fits.
+
+    Returns ``(output, weights)`` of shapes ``(..., m, d_out)`` and ``(...,
+    h, m, n)`` (one weight matrix per head). Rows the mask empties follow
+    ``all_masked`` as in :func:`masked_softmax`. Shape mismatches raise
+    ``ValueError`` naming the shapes.
+    """
+    h = _positive_int(h, "h")
+    xq, xs = as_float_array(X_query, "X_query"), as_float_array(X_source, "X_source")
+    wq, wk = as_float_array(W_Q, "W_Q"), as_float_array(W_K, "W_K")
+    wv, wo = as_float_array(W_V, "W_V"), as_float_array(W_O, "W_O")
+    for arr, name in ((xq, "X_query"), (xs, "X_source")):
+        if arr.ndim < 2:
+            raise ValueError(f"{name} must have shape (tokens, width) (or a batch of them), "
+                             f"got {arr.shape}")
+    for arr, name in ((wq, "W_Q"), (wk, "W_K"), (wv, "W_V"), (wo, "W_O")):
+        if arr.ndim != 2:
+            raise ValueError(f"{name} must be a matrix, got shape {arr.shape}")
+    if wq.shape[0] != xq.shape[-1]:
+        raise ValueError(f"W_Q of shape {wq.shape} must have d_model = {xq.shape[-1]} rows to "
+                         f"project X_query of shape {xq.shape}")
+    for w, name in ((wk, "W_K"), (wv, "W_V")):
+        if w.shape[0] != xs.shape[-1]:
+            raise ValueError(f"{name} of shape {w.shape} must have {xs.shape[-1]} rows to "
+                             f"project X_source of shape {xs.shape}")
+    if wk.shape[1] != wq.shape[1]:
+        raise ValueError(f"W_Q of shape {wq.shape} and W_K of shape {wk.shape} must have the "
+                         "same number of columns h*d_k: queries and keys are compared")
+    for w, name, width in ((wq, "W_Q", "h*d_k"), (wv, "W_V", "h*d_v")):
+        if w.shape[1] % h:
+            raise ValueError(f"{name} of shape {w.shape} has {w.shape[1]} columns, which "
+                             f"h = {h} heads cannot share equally ({width})")
+    if wo.shape[0] != wv.shape[1]:
+        raise ValueError(
+            f"W_O of shape {wo.shape} must have h*d_v = {wv.shape[1]} rows, one per column of "
+            f"the concatenated heads (W_V has shape {wv.shape}); "
+            f"W_O is (h*d_v, d_out)")
+    try:
+        np.broadcast_shapes(xq.shape[:-2], xs.shape[:-2])
+    except ValueError:
+        raise ValueError(f"the batch axes of X_query {xq.shape} and X_source {xs.shape} "
+                         "do not broadcast") from None
+    q = split_heads(xq @ wq, h)                    # (..., h, m, d_k)
+    k = split_heads(xs @ wk, h)                    # (..., h, n, d_k)
+    v = split_heads(xs @ wv, h)                    # (..., h, n, d_v)
+    if mask is not None:
+        m = _as_mask(mask)
+        one_head = np.broadcast_shapes(xq.shape[:-2], xs.shape[:-2]) + (xq.shape[-2],
+                                                                           xs.shape[-2])
+        try:
+            fits = np.broadcast_shapes(m.shape, one_head) == one_head
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(
+                f"mask of shape {m.shape} does not fit one head's weights of shape {one_head} "
+                "(queries on rows, keys on columns): it must broadcast to that shape, and "
+                "every head uses it")
+        mask = m[..., None, :, :]                  # (..., 1, m, n): the same for every head
+    heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, all_masked=all_masked)
+    return merge_heads(heads) @ wo, weights        # (..., m, d_out), (..., h, m, n)

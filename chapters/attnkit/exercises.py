@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .core import attention, causal_mask, masked_softmax, softmax
+from .core import attention, causal_mask, masked_softmax, sinusoidal_positional_encoding, softmax
 
 __all__ = ["CheckResult", "check_softmax", "check_single_query_attention"]
 
@@ -324,5 +324,278 @@ def check_scaled_dot_product_attention(fn) -> CheckResult:
         if not np.allclose(out, expected_out):
             raise _Failed("the weights are right but the output is not weights @ V")
         return "correct: softmax(Q K^T / sqrt(d_k)) along each row, then a weighted sum of V"
+
+    return _run(check)
+
+
+# --- Chapter 5: positional encoding -------------------------------------------
+
+
+__all__ += ["check_positional_encoding"]
+
+
+def _call_with_sizes(fn, n: int, d: int):
+    """Call the student's function with two plain integers, reporting exceptions."""
+    try:
+        return fn(n, d)
+    except Exception as exc:  # any error in student code becomes a message
+        hint = ""
+        if d % 2:
+            hint = (". For odd d there are ceil(d/2) sine columns (0, 2, ..., d-1) but only "
+                    "floor(d/2) cosine columns, so the sines and the cosines need different "
+                    "numbers of frequencies")
+        raise _Failed(f"your function raised {type(exc).__name__}: {exc} (it was called with "
+                      f"n = {n}, d = {d}){hint}") from None
+
+
+def _sinusoids(n: int, d: int, *, base: float = 10000.0, exponent=None, first: int = 0,
+               swap: bool = False) -> np.ndarray:
+    """Sinusoidal encodings with one thing changed: the wrong answers the check recognises.
+
+    ``exponent(j, d)`` gives the exponent of ``base`` for column ``j`` (the right
+    one is ``2 * (j // 2) / d``); ``first`` is the first position; ``swap``
+    puts the cosines on the even columns.
+    """
+    j = np.arange(d)
+    exponent = (lambda j, d: 2 * (j // 2) / d) if exponent is None else exponent
+    angles = np.arange(first, first + n)[:, None] / base ** exponent(j, d)   # (n, d)
+    sine = (j % 2 == 1) if swap else (j % 2 == 0)
+    return np.where(sine, np.sin(angles), np.cos(angles))
+
+
+def _implied_base(got: np.ndarray, d: int):
+    """The base b for which column 2 (at position 1) is sin(1 / b^(2/d)), or None."""
+    if got.shape[0] < 2 or d < 4 or not 0 < got[1, 2] < 1:
+        return None
+    omega = np.arcsin(got[1, 2])          # the frequency of pair 1, if it is a sine
+    return omega ** (-d / 2)
+
+
+def check_positional_encoding(fn) -> CheckResult:
+    """Check ``fn(n, d)``: the ``(n, d)`` sinusoidal positional encoding, even and odd ``d``.
+
+    Row ``p`` encodes position ``p`` (from 0); ``PE[p, 2i] = sin(p / 10000^(2i/d))``
+    and ``PE[p, 2i+1] = cos(p / 10000^(2i/d))``; for odd ``d`` the last column
+    is a sine. Typical mistakes are named: a transposed result, sine and cosine
+    swapped, the exponent ``i/d`` or ``j/d`` instead of ``2i/d``, another base,
+    positions counted from 1, all sines before all cosines.
+    """
+
+    def check():
+        for n, d in ((6, 8), (50, 16), (1, 4), (7, 5)):
+            expected = sinusoidal_positional_encoding(n, d)
+            got = _as_array(_call_with_sizes(fn, n, d), "the result")
+            if got.shape == (d, n) and n != d and np.allclose(got, expected.T):
+                raise _Failed(f"for n = {n}, d = {d} you returned shape {got.shape}, the "
+                              "transpose: the encoding has one ROW per position, shape (n, d)")
+            if got.shape != (n, d):
+                raise _Failed(f"for n = {n}, d = {d} you returned shape {got.shape}; the encoding "
+                              f"has one row per position and one column per dimension, shape "
+                              f"({n}, {d})")
+            if not np.all(np.isfinite(got)):
+                raise _Failed(f"for n = {n}, d = {d} the result contains NaN or inf")
+            if np.allclose(got, expected):
+                continue
+            wrong = {
+                "sine and cosine are swapped: the EVEN columns 0, 2, 4, ... hold sin and the odd "
+                "columns hold cos (so PE[0] = [0, 1, 0, 1, ...])": _sinusoids(n, d, swap=True),
+                "the exponent is i/d with i the pair index; it is 2i/d, so that the frequencies "
+                "run from 1 down to about 1/10000 across the d columns":
+                    _sinusoids(n, d, exponent=lambda j, d: (j // 2) / d),
+                "the exponent uses the column index j (j/d); columns 2i and 2i+1 share ONE "
+                "frequency, 1 / 10000^(2i/d), with i = j // 2":
+                    _sinusoids(n, d, exponent=lambda j, d: j / d),
+                "positions start at 1; the first row is position 0, whose encoding is "
+                "[0, 1, 0, 1, ...]": _sinusoids(n, d, first=1),
+            }
+            for what, candidate in wrong.items():
+                if np.allclose(got, candidate):
+                    raise _Failed(f"for n = {n}, d = {d}: {what}")
+            half = (d + 1) // 2
+            freq = 10000.0 ** (-2 * np.arange(half) / d)                  # (ceil(d/2),)
+            angles = np.arange(n)[:, None] * freq                         # (n, ceil(d/2))
+            blocks = np.concatenate([np.sin(angles), np.cos(angles[:, :d // 2])], axis=1)
+            if np.allclose(got, blocks):
+                raise _Failed("you put all the sines first and all the cosines after them; this "
+                              "book (like the Transformer paper) interleaves them: sin in column "
+                              "2i, cos of the same angle in column 2i+1")
+            base = _implied_base(got, d)
+            if base is not None and not np.isclose(base, 10000.0, rtol=1e-3) and \
+                    np.allclose(got, _sinusoids(n, d, base=base), atol=1e-6):
+                raise _Failed(f"you used the base {base:.4g} instead of 10000: PE[p, 2i] = "
+                              "sin(p / 10000^(2i/d))")
+            if d % 2 and np.allclose(got[:, :-1], expected[:, :-1]):
+                raise _Failed(f"for odd d = {d} the last column is wrong: column d-1 = {d - 1} is "
+                              f"even, so it holds a sine, sin(p / 10000^({d - 1}/{d}))")
+            bad = np.argwhere(~np.isclose(got, expected))[0]
+            p, j = bad
+            kind = "sin" if j % 2 == 0 else "cos"
+            raise _Failed(f"for n = {n}, d = {d}, entry [{p}, {j}] should be {kind}({p} / "
+                          f"10000^({2 * (j // 2)}/{d})) = {expected[p, j]:.6f}, you returned "
+                          f"{got[p, j]:.6f}")
+        return ("correct: sin on the even and cos on the odd columns, frequencies "
+                "1 / 10000^(2i/d), one row per position from 0, for even and odd d")
+
+    return _run(check)
+
+
+# --- Chapter 4: multi-head attention -----------------------------------------
+
+__all__ += ["check_split_heads", "check_merge_heads"]
+
+
+def _coded_tokens(b: int, n: int, h: int, d_k: int) -> np.ndarray:
+    """``(b, n, h*d_k)`` whose entries say where they belong: ``100*batch + 10*token + head``."""
+    s, t, i, _ = np.meshgrid(np.arange(b), np.arange(n), np.arange(h), np.arange(d_k),
+                             indexing="ij")
+    return (100 * s + 10 * t + i).reshape(b, n, h * d_k).astype(float)
+
+
+def check_split_heads(fn) -> CheckResult:
+    """Check ``fn(X, h)``: ``(b, n, h*d_k) -> (b, h, n, d_k)``, head ``i`` = columns ``i*d_k ..``.
+
+    The test input's entries encode their place, ``100*batch + 10*token +
+    head``, so a wrong answer can be described in those terms.
+    """
+
+    def check():
+        for b, n, h, d_k in ((2, 3, 4, 2), (1, 5, 2, 3), (2, 4, 1, 3), (1, 3, 6, 1)):
+            X = _coded_tokens(b, n, h, d_k)                       # (b, n, h*d_k)
+            expected = X.reshape(b, n, h, d_k).transpose(0, 2, 1, 3)
+            got = _as_array(_call(lambda x: fn(x, h), X), "the result")  # h: a plain int
+            where = f"for X of shape (b, n, h*d_k) = {X.shape} and h = {h}"
+            if got.shape != expected.shape:
+                if got.shape == (b, n, h, d_k) and n != h:
+                    raise _Failed(f"{where} you returned shape {got.shape} = (b, n, h, d_k): "
+                                  "the head axis must come before the token axis. Swap axes "
+                                  "1 and 2 (.transpose(0, 2, 1, 3) in NumPy, .transpose(1, 2) "
+                                  "in PyTorch)")
+                if got.shape == (b, h, d_k, n) and n != d_k:
+                    raise _Failed(f"{where} you returned shape {got.shape} = (b, h, d_k, n): "
+                                  "each head holds one row per token, shape (b, h, n, d_k)")
+                raise _Failed(f"{where} the result should have shape (b, h, n, d_k) = "
+                              f"{expected.shape}, you returned {got.shape}")
+            if np.array_equal(got, expected):
+                continue
+            straight = X.reshape(b, h, n, d_k)
+            if np.array_equal(got, straight):
+                pairs = ", ".join(f"({int(r[0]) // 10}, {int(r[0]) % 10})"
+                                  for r in straight[0, 1])
+                want = ", ".join(f"({t}, 1)" for t in range(n))
+                raise _Failed(
+                    f"{where} you reshaped straight to (b, h, n, d_k), like view(b, h, n, d_k) "
+                    "without the transpose. The shape is right but the content is not: the "
+                    "entries are 100*batch + 10*token + head, and the rows of your head 1 come "
+                    f"from (token, head) = {pairs}, where they should be {want}: your heads "
+                    "mix tokens and heads. Reshape to (b, n, h, d_k) first (each token's row "
+                    "cut into h pieces), then swap axes 1 and 2")
+            strided = X.reshape(b, n, d_k, h).transpose(0, 3, 1, 2)
+            if np.array_equal(got, strided):
+                raise _Failed(f"{where} head i got every h-th column (i, i + h, ...). Each head "
+                              "owns a block of d_k consecutive columns: reshape the last axis "
+                              "to (h, d_k), not (d_k, h)")
+            bad = tuple(int(k) for k in np.argwhere(got != expected)[0])
+            raise _Failed(
+                f"{where} entry {list(bad)} (batch, head, token, coordinate) should be "
+                f"{expected[bad]:g} = 100*batch + 10*token + head, you have {got[bad]:g}. "
+                "Head i of token t is row t's columns i*d_k .. (i+1)*d_k - 1")
+        return ("correct: each head gets its own block of d_k columns of every token, "
+                "and the tokens stay apart")
+
+    return _run(check)
+
+
+def check_merge_heads(fn) -> CheckResult:
+    """Check ``fn(Y)``: ``(b, h, n, d_v) -> (b, n, h*d_v)``, the heads side by side per token."""
+
+    def check():
+        for b, n, h, d_v in ((2, 3, 4, 2), (1, 5, 2, 3), (2, 4, 1, 3)):
+            expected = _coded_tokens(b, n, h, d_v)                # (b, n, h*d_v)
+            Y = expected.reshape(b, n, h, d_v).transpose(0, 2, 1, 3).copy()  # (b, h, n, d_v)
+            got = _as_array(_call(fn, Y), "the result")
+            where = f"for Y of shape (b, h, n, d_v) = {Y.shape}"
+            if got.shape != expected.shape:
+                if got.shape == (b, n, h, d_v) and n != h:
+                    raise _Failed(f"{where} you returned shape {got.shape} = (b, n, h, d_v): "
+                                  "the axes are in the right order, now concatenate the heads "
+                                  "by reshaping the last two axes into one of width h*d_v")
+                raise _Failed(f"{where} the result should have shape (b, n, h*d_v) = "
+                              f"{expected.shape}, you returned {got.shape}")
+            if np.array_equal(got, expected):
+                continue
+            if np.array_equal(got, Y.reshape(b, n, h * d_v)):
+                raise _Failed(f"{where} you reshaped straight to (b, n, h*d_v) without moving "
+                              "the head axis back: the shape is right but each row now holds "
+                              "pieces of several tokens of one head, so tokens are mixed. Swap "
+                              "axes 1 and 2 first (in PyTorch: .transpose(1, 2).contiguous() "
+                              "before .view), then reshape")
+            if np.array_equal(got, Y.transpose(0, 2, 3, 1).reshape(b, n, h * d_v)):
+                raise _Failed(f"{where} the heads' columns are interleaved. Concatenation puts "
+                              "head 0's d_v columns first, then head 1's, ...: reshape from "
+                              "(b, n, h, d_v), not from (b, n, d_v, h)")
+            bad = tuple(int(k) for k in np.argwhere(got != expected)[0])
+            raise _Failed(f"{where} entry {list(bad)} (batch, token, column) should be "
+                          f"{expected[bad]:g} = 100*batch + 10*token + head, you have "
+                          f"{got[bad]:g}. Row t is [head 0's row t | head 1's row t | ...]")
+        return ("correct: each token's row is its heads' outputs side by side, "
+                "head 0 first")
+
+    return _run(check)
+
+
+# --- Capstone: measuring a learned attention pattern -------------------------
+
+__all__ += ["check_diagonal_mass"]
+
+
+def check_diagonal_mass(fn) -> CheckResult:
+    """Check ``fn(weights, offset) -> (h,)``: the mean weight query ``i`` puts on key ``i + offset``.
+
+    ``weights`` is a torch tensor ``(b, h, n, n)``; only queries whose key ``i + offset`` exists
+    count, and the mean runs over the batch and those queries.
+    """
+    import torch  # only this check needs PyTorch
+
+    def expected(w, offset):
+        n = w.shape[-1]
+        rows = [i for i in range(n) if 0 <= i + offset < n]
+        return torch.stack([w[:, :, i, i + offset] for i in rows], dim=-1).mean(dim=(0, -1))
+
+    def check():
+        generator = torch.Generator().manual_seed(0)
+        w = torch.rand(3, 2, 5, 5, generator=generator)       # (b, h, n, n)
+        w = w / w.sum(dim=-1, keepdim=True)                    # rows sum to 1
+        for offset in [0, -1, 2, -4]:
+            try:
+                got = fn(w.clone(), offset)
+            except Exception as exc:  # student code: report, do not raise
+                raise _Failed(f"with offset {offset} your function raised "
+                              f"{type(exc).__name__}: {exc}. For offset {offset} only the queries "
+                              f"i with 0 <= i + offset < n have a key to look at") from None
+            got = torch.as_tensor(got, dtype=w.dtype)
+            want = expected(w, offset)
+            where = f"for weights of shape (b, h, n, n) = {tuple(w.shape)} and offset {offset}"
+            if got.shape != want.shape:
+                hint = (" You averaged over the heads too; keep one number per head."
+                        if got.numel() == 1 else "")
+                raise _Failed(f"{where} the result should have shape (h,) = {tuple(want.shape)}, "
+                              f"you returned {tuple(got.shape)}.{hint}")
+            if torch.allclose(got, want, atol=1e-6):
+                continue
+            n = w.shape[-1]
+            rows = torch.arange(n)
+            wrapped = w[..., rows, (rows + offset) % n].mean(dim=(0, -1))
+            if torch.allclose(got, expected(w, -offset)):
+                raise _Failed(f"{where} you measured key i - offset; the pattern asks for key "
+                              "i + offset (offset -1 means one step back)")
+            if torch.allclose(got, want * sum(0 <= i + offset < n for i in range(n))):
+                raise _Failed(f"{where} you summed over the queries; take the mean")
+            if torch.allclose(got, wrapped):
+                raise _Failed(f"{where} you included queries whose key i + offset lies outside "
+                              "0..n-1: a negative index wraps around to the end of the row. Leave "
+                              "those queries out")
+            raise _Failed(f"{where} the result should be {want.numpy().round(4)}, you returned "
+                          f"{got.numpy().round(4)}")
+        return "correct: one mean per head, over the batch and the queries that have a key there"
 
     return _run(check)

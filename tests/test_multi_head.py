@@ -1,0 +1,444 @@
+"""Chapter 4's helpers: multi-head attention in NumPy and PyTorch, against torch's own."""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from torch.utils.flop_counter import FlopCounterMode
+
+from attnkit.core import (causal_mask, merge_heads, multi_head_attention, padding_mask,
+                          scaled_dot_product_attention, split_heads)
+from attnkit.exercises import check_merge_heads, check_split_heads
+from attnkit.modules import EncoderLayer, MultiHeadAttention
+
+ENTRIES = st.floats(-2, 2, allow_nan=False)
+
+
+def coded(b, n, h, d_k):
+    """``(b, n, h*d_k)`` with entry ``100*batch + 10*token + head``."""
+    s, t, i, _ = np.meshgrid(np.arange(b), np.arange(n), np.arange(h), np.arange(d_k),
+                             indexing="ij")
+    return (100 * s + 10 * t + i).reshape(b, n, h * d_k).astype(float)
+
+
+def per_head_reference(Xq, Xs, W_Q, W_K, W_V, W_O, h, mask=None):
+    """Eq. mha-head and mha-concat, one head at a time, for (m, d) and (n, d) inputs."""
+    d_k, d_v = W_Q.shape[1] // h, W_V.shape[1] // h
+    heads, weights = [], []
+    for i in range(h):
+        q = Xq @ W_Q[:, i * d_k:(i + 1) * d_k]
+        k = Xs @ W_K[:, i * d_k:(i + 1) * d_k]
+        v = Xs @ W_V[:, i * d_v:(i + 1) * d_v]
+        scores = q @ k.T / np.sqrt(d_k)
+        if mask is not None:
+            scores = np.where(mask, scores, -np.inf)
+        e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        a = e / e.sum(axis=-1, keepdims=True)
+        heads.append(a @ v)
+        weights.append(a)
+    return np.concatenate(heads, axis=1) @ W_O, np.stack(weights)
+
+
+@st.composite
+def layer_and_inputs(draw):
+    """A random multi-head layer, inputs, and a mask that leaves a key in every row."""
+    h = draw(st.integers(1, 4))
+    d_k, d_v = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    m, n, d, d_s, d_out = (draw(st.integers(1, 5)) for _ in range(5))
+    arrays = {name: draw(hnp.arrays(np.float64, shape, elements=ENTRIES)) for name, shape in [
+        ("Xq", (m, d)), ("Xs", (n, d_s)), ("W_Q", (d, h * d_k)), ("W_K", (d_s, h * d_k)),
+        ("W_V", (d_s, h * d_v)), ("W_O", (h * d_v, d_out))]}
+    mask = draw(hnp.arrays(np.bool_, (m, n)))
+    mask[np.arange(m), draw(hnp.arrays(np.int64, m, elements=st.integers(0, n - 1)))] = True
+    return arrays, h, mask
+
+
+# --- NumPy: split and merge ------------------------------------------------------------
+
+def test_split_heads_gives_each_head_its_block_of_every_token():
+    X = coded(2, 3, 4, 2)                       # (b, n, h*d_k)
+    heads = split_heads(X, 4)
+    assert heads.shape == (2, 4, 3, 2)
+    for s in range(2):
+        for i in range(4):
+            for t in range(3):
+                assert np.all(heads[s, i, t] == 100 * s + 10 * t + i)
+    assert np.array_equal(heads, X.reshape(2, 3, 4, 2).transpose(0, 2, 1, 3))
+    assert not np.array_equal(heads, X.reshape(2, 4, 3, 2))    # the view-only mistake
+
+
+def test_split_heads_without_batch_and_with_one_head():
+    X = np.arange(12.0).reshape(3, 4)
+    assert np.array_equal(split_heads(X, 2)[1], X[:, 2:])
+    assert np.array_equal(split_heads(X, 1), X[None])
+
+
+@given(st.integers(1, 3), st.integers(1, 5), st.integers(1, 4), st.integers(1, 3))
+def test_merge_undoes_split(b, n, h, d_k):
+    X = coded(b, n, h, d_k)
+    assert np.array_equal(merge_heads(split_heads(X, h)), X)
+    Y = np.random.default_rng(b * n * h).normal(size=(b, h, n, d_k))
+    assert np.array_equal(split_heads(merge_heads(Y), h), Y)
+
+
+def test_split_and_merge_errors_name_the_shapes():
+    with pytest.raises(ValueError, match=r"X of shape \(2, 3, 7\) has width 7.*h = 2"):
+        split_heads(np.ones((2, 3, 7)), 2)
+    with pytest.raises(ValueError, match=r"X must have shape \(n, d_model\).*\(6,\)"):
+        split_heads(np.ones(6), 2)
+    with pytest.raises(ValueError, match="h must be a positive integer"):
+        split_heads(np.ones((2, 4)), 0)
+    with pytest.raises(ValueError, match=r"X must have shape \(h, n, d_v\).*\(3, 4\)"):
+        merge_heads(np.ones((3, 4)))
+
+
+# --- NumPy: the layer ------------------------------------------------------------------
+
+@settings(deadline=None)
+@given(layer_and_inputs(), st.booleans())
+def test_multi_head_attention_is_the_per_head_formula(data, use_mask):
+    arrays, h, mask = data
+    mask = mask if use_mask else None
+    out, w = multi_head_attention(arrays["Xq"], arrays["Xs"], arrays["W_Q"], arrays["W_K"],
+                                  arrays["W_V"], arrays["W_O"], h, mask=mask)
+    expected_out, expected_w = per_head_reference(*arrays.values(), h, mask=mask)
+    m, n = arrays["Xq"].shape[0], arrays["Xs"].shape[0]
+    assert w.shape == (h, m, n) and out.shape == (m, arrays["W_O"].shape[1])
+    assert np.allclose(w, expected_w) and np.allclose(out, expected_out)
+    assert np.allclose(w.sum(axis=-1), 1.0)
+    if mask is not None:
+        assert np.all(w[:, ~mask] == 0)
+
+
+def test_one_head_is_scaled_dot_product_attention_then_w_o():
+    rng = np.random.default_rng(0)
+    X, W_Q, W_K, W_V, W_O = (rng.normal(size=s) for s in [(4, 5), (5, 3), (5, 3), (5, 2),
+                                                             (2, 5)])
+    out, w = multi_head_attention(X, X, W_Q, W_K, W_V, W_O, 1)
+    sdpa_out, sdpa_w = scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V)
+    assert np.allclose(w[0], sdpa_w) and np.allclose(out, sdpa_out @ W_O)
+
+
+def test_concat_times_w_o_is_the_sum_of_the_heads_contributions():
+    rng = np.random.default_rng(1)
+    h, d_v = 3, 2
+    X = rng.normal(size=(4, 6))
+    W_Q, W_K, W_V, W_O = (rng.normal(size=s) for s in [(6, 6), (6, 6), (6, 6), (6, 6)])
+    out, _ = multi_head_attention(X, X, W_Q, W_K, W_V, W_O, h)
+    total = 0
+    for i in range(h):
+        cols = slice(i * d_v, (i + 1) * d_v)
+        head_out, _ = multi_head_attention(X, X, W_Q[:, cols], W_K[:, cols], W_V[:, cols],
+                                           W_O[cols], 1)
+        total = total + head_out
+    assert np.allclose(out, total)              # pruning a head = dropping its term
+
+
+def test_batched_inputs_with_a_padding_and_a_causal_mask():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(2, 5, 4))              # (b, n, d)
+    W_Q, W_K, W_V, W_O = (rng.normal(size=(4, 4)) for _ in range(4))
+    mask = causal_mask(5) & padding_mask(np.array([5, 3]), 5)    # (b, n, n)
+    out, w = multi_head_attention(X, X, W_Q, W_K, W_V, W_O, 2, mask=mask)
+    assert out.shape == (2, 5, 4) and w.shape == (2, 2, 5, 5)
+    for s in range(2):
+        expected_out, expected_w = per_head_reference(X[s], X[s], W_Q, W_K, W_V, W_O, 2,
+                                                      mask=mask[s])
+        assert np.allclose(out[s], expected_out) and np.allclose(w[s], expected_w)
+    assert np.all(w[1, :, :, 3:] == 0)
+
+
+@settings(deadline=None)
+@given(st.integers(2, 6), st.integers(1, 3), st.integers(0, 2**16))
+def test_self_attention_is_permutation_equivariant(n, h, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2 * h))
+    W_Q, W_K, W_V, W_O = (rng.normal(size=(2 * h, 2 * h)) for _ in range(4))
+    P = np.eye(n)[rng.permutation(n)]
+    out, w = multi_head_attention(X, X, W_Q, W_K, W_V, W_O, h)
+    out_p, w_p = multi_head_attention(P @ X, P @ X, W_Q, W_K, W_V, W_O, h)
+    assert np.allclose(out_p, P @ out) and np.allclose(w_p, P @ w @ P.T)
+
+
+@settings(deadline=None)
+@given(st.integers(2, 6), st.integers(0, 2**16))
+def test_nothing_leaks_past_a_causal_mask(n, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    W_Q, W_K, W_V, W_O = (rng.normal(size=(4, 4)) for _ in range(4))
+    t = int(rng.integers(1, n))
+    changed = X.copy()
+    changed[t:] = rng.normal(size=(n - t, 4)) * 5
+    args = (W_Q, W_K, W_V, W_O, 2)
+    out, _ = multi_head_attention(X, X, *args, mask=causal_mask(n))
+    out_changed, _ = multi_head_attention(changed, changed, *args, mask=causal_mask(n))
+    assert np.array_equal(out[:t], out_changed[:t])
+
+
+def test_shape_errors_name_the_shapes():
+    X, W = np.ones((4, 6)), np.ones((6, 6))
+    with pytest.raises(ValueError, match=r"W_O of shape \(18, 2\) must have h\*d_v = 6 rows"):
+        multi_head_attention(X, X, W, W, W, np.ones((18, 2)), 3)   # article 000's W_O
+    with pytest.raises(ValueError, match=r"W_Q of shape \(5, 6\).*d_model = 6.*\(4, 6\)"):
+        multi_head_attention(X, X, np.ones((5, 6)), W, W, W, 3)
+    with pytest.raises(ValueError, match=r"W_V of shape \(5, 6\).*X_source of shape \(4, 6\)"):
+        multi_head_attention(X, X, W, W, np.ones((5, 6)), W, 3)
+    with pytest.raises(ValueError, match=r"W_Q of shape \(6, 6\) and W_K of shape \(6, 4\)"):
+        multi_head_attention(X, X, W, np.ones((6, 4)), W, W, 2)
+    with pytest.raises(ValueError, match=r"W_Q of shape \(6, 6\) has 6 columns.*h = 4"):
+        multi_head_attention(X, X, W, W, W, W, 4)
+    with pytest.raises(ValueError, match=r"mask of shape \(3, 3\).*one head's.*\(4, 4\)"):
+        multi_head_attention(X, X, W, W, W, W, 2, mask=np.ones((3, 3), dtype=bool))
+    with pytest.raises(ValueError, match=r"batch axes.*\(2, 4, 6\).*\(3, 4, 6\)"):
+        multi_head_attention(np.ones((2, 4, 6)), np.ones((3, 4, 6)), W, W, W, W, 2)
+    with pytest.raises(ValueError, match=r"X_query must have shape.*\(6,\)"):
+        multi_head_attention(np.ones(6), X, W, W, W, W, 2)
+    with pytest.raises(TypeError, match="boolean"):
+        multi_head_attention(X, X, W, W, W, W, 2, mask=np.ones((4, 4)))
+
+
+def test_dtype_is_kept_and_empty_rows_follow_all_masked():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3, 4)).astype(np.float32)
+    W = rng.normal(size=(4, 4)).astype(np.float32)
+    out, w = multi_head_attention(X, X, W, W, W, W, 2)
+    assert out.dtype == np.float32 and w.dtype == np.float32
+    mask = np.ones((3, 3), dtype=bool)
+    mask[1] = False
+    with pytest.raises(ValueError, match="hides every key"):
+        multi_head_attention(X, X, W, W, W, W, 2, mask=mask)
+    out, w = multi_head_attention(X, X, W, W, W, W, 2, mask=mask, all_masked="zero")
+    assert np.all(w[:, 1] == 0) and np.all(out[1] == 0) and np.all(np.isfinite(out))
+
+
+# --- PyTorch: the module against nn.MultiheadAttention ------------------------------------
+
+@st.composite
+def torch_case(draw):
+    h = draw(st.integers(1, 4))
+    d_model = h * draw(st.integers(1, 4))
+    b, m, n = draw(st.integers(1, 3)), draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    cross = draw(st.booleans())
+    n = n if cross else m
+    kind = draw(st.sampled_from(["none", "causal", "padding", "both", "random"]))
+    lengths = np.array(draw(st.lists(st.integers(1, n), min_size=b, max_size=b)))
+    keep_random = draw(hnp.arrays(np.bool_, (m, n)))
+    keep_random[np.arange(m), draw(hnp.arrays(np.int64, m, elements=st.integers(0, n - 1)))] = 1
+    return dict(h=h, d_model=d_model, b=b, m=m, n=n, cross=cross, kind=kind, lengths=lengths,
+                keep_random=keep_random, bias=draw(st.booleans()), seed=draw(st.integers(0, 999)))
+
+
+def masks_for(case):
+    """The book's mask (True = attend) and nn.MultiheadAttention's (attn_mask, key_padding_mask)."""
+    m, n, kind = case["m"], case["n"], case["kind"]
+    attn = None
+    if kind in ("causal", "both") and not case["cross"]:
+        attn = torch.from_numpy(causal_mask(n))
+    elif kind == "random":
+        attn = torch.from_numpy(case["keep_random"])
+    pad = None
+    if kind in ("padding", "both"):
+        pad = torch.from_numpy(padding_mask(case["lengths"], n))           # (b, 1, n)
+    ours = attn if pad is None else (pad if attn is None else attn & pad)
+    return ours, (None if attn is None else ~attn), (None if pad is None else ~pad[:, 0])
+
+
+@settings(deadline=None, max_examples=60)
+@given(torch_case())
+def test_module_equals_torch_multihead_attention(case):
+    torch.manual_seed(case["seed"])
+    theirs = torch.nn.MultiheadAttention(case["d_model"], case["h"], bias=case["bias"],
+                                         batch_first=True)
+    ours = MultiHeadAttention.from_torch(theirs)
+    xq = torch.randn(case["b"], case["m"], case["d_model"])
+    xs = torch.randn(case["b"], case["n"], case["d_model"]) if case["cross"] else xq
+    mask, attn_mask, key_padding_mask = masks_for(case)
+    if mask is not None and not bool(mask.any(-1).all()):
+        return                                    # an empty row: torch gives NaN (tested below)
+    out, w = ours(xq, xs, mask=mask)
+    out_avg, w_avg = ours(xq, xs, mask=mask, average_weights=True)
+    exp_out, exp_w = theirs(xq, xs, xs, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                            average_attn_weights=False)
+    _, exp_avg = theirs(xq, xs, xs, attn_mask=attn_mask, key_padding_mask=key_padding_mask)
+    assert w.shape == (case["b"], case["h"], case["m"], case["n"])
+    assert torch.allclose(out, exp_out, atol=1e-5) and torch.allclose(out_avg, out)
+    assert torch.allclose(w, exp_w, atol=1e-5)
+    assert torch.allclose(w_avg, exp_avg, atol=1e-5)
+
+
+def test_module_equals_the_numpy_helper():
+    torch.manual_seed(0)
+    layer = MultiHeadAttention(6, 3, bias=False)
+    x, z = torch.randn(2, 4, 6), torch.randn(2, 5, 6)
+    W = {n: getattr(layer, n).weight.detach().numpy().T for n in ["w_q", "w_k", "w_v", "w_o"]}
+    mask = padding_mask(np.array([5, 2]), 5)                          # (b, 1, n)
+    out, w = layer(x, z, mask=torch.from_numpy(mask))                  # cross-attention
+    out_np, w_np = multi_head_attention(x.numpy(), z.numpy(), W["w_q"], W["w_k"], W["w_v"],
+                                        W["w_o"], 3, mask=mask)
+    assert np.allclose(out.detach().numpy(), out_np, atol=1e-6)
+    assert np.allclose(w.detach().numpy(), w_np, atol=1e-6)
+    heads = layer.split_heads(layer.w_q(x))                            # (b, h, n, d_k)
+    assert np.allclose(heads.detach().numpy(), split_heads(x.numpy() @ W["w_q"], 3), atol=1e-6)
+    assert torch.equal(layer.merge_heads(heads), layer.w_q(x))
+
+
+def test_empty_rows_torch_gives_nan_ours_raises_or_gives_zeros():
+    torch.manual_seed(1)
+    theirs = torch.nn.MultiheadAttention(4, 2, batch_first=True)
+    x = torch.randn(1, 3, 4)
+    keep = torch.ones(3, 3, dtype=torch.bool)
+    keep[0] = False
+    out_t, _ = theirs(x, x, x, attn_mask=~keep)
+    assert torch.isnan(out_t[0, 0]).all() and not torch.isnan(out_t[0, 1:]).any()
+    with pytest.raises(ValueError, match="hides every key"):
+        MultiHeadAttention.from_torch(theirs)(x, mask=keep)
+    out, w = MultiHeadAttention.from_torch(theirs, all_masked="zero")(x, mask=keep)
+    assert torch.all(w[0, :, 0] == 0) and torch.isfinite(out).all()
+    assert torch.allclose(out[0, 1:], out_t[0, 1:], atol=1e-6)
+
+
+def test_module_errors_name_the_shapes():
+    layer = MultiHeadAttention(6, 2)
+    with pytest.raises(ValueError, match="d_model = 6 is not divisible by h = 4"):
+        MultiHeadAttention(6, 4)
+    with pytest.raises(ValueError, match="h must be a positive integer"):
+        MultiHeadAttention(6, 0)
+    with pytest.raises(ValueError, match=r"x_query of shape \(3, 5\).*d_model = 6"):
+        layer(torch.ones(3, 5))
+    with pytest.raises(ValueError, match=r"mask of shape \(2, 2\).*one head's.*\(3, 3\)"):
+        layer(torch.ones(3, 6), mask=torch.ones(2, 2, dtype=torch.bool))
+    with pytest.raises(ValueError, match=r"batch axes.*\(2, 3, 6\).*\(3, 3, 6\)"):
+        layer(torch.ones(2, 3, 6), torch.ones(3, 3, 6), mask=torch.ones(3, 3, dtype=torch.bool))
+    with pytest.raises(TypeError, match="boolean"):
+        layer(torch.ones(3, 6), mask=torch.ones(3, 3))
+    with pytest.raises(ValueError, match="kdim/vdim"):
+        MultiHeadAttention.from_torch(torch.nn.MultiheadAttention(6, 2, kdim=4, vdim=4))
+
+
+def test_parameters_and_flops_do_not_depend_on_the_number_of_heads():
+    torch.manual_seed(2)
+    n, d = 16, 64
+    x = torch.randn(1, n, d)
+    for h in (1, 4, 64):
+        layer = MultiHeadAttention(d, h)
+        assert sum(p.numel() for p in layer.parameters()) == 4 * d * d + 4 * d
+        with FlopCounterMode(display=False) as counter:
+            layer(x)
+        assert counter.get_total_flops() == 8 * n * d * d + 4 * n * n * d
+
+
+# --- PyTorch: the encoder layer -------------------------------------------------------
+
+@settings(deadline=None, max_examples=25)
+@given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 5), st.integers(1, 2),
+       st.sampled_from(["none", "causal", "padding"]), st.integers(0, 999))
+def test_encoder_layer_equals_torch_post_norm_layer(h, width, n, b, kind, seed):
+    torch.manual_seed(seed)
+    d = h * width
+    theirs = torch.nn.TransformerEncoderLayer(d, h, dim_feedforward=3 * d, dropout=0.0,
+                                              batch_first=True)
+    ours = EncoderLayer.from_torch(theirs)
+    x = torch.randn(b, n, d)
+    lengths = np.random.default_rng(seed).integers(1, n + 1, size=b)
+    if kind == "none":
+        out, w = ours(x)
+        expected = theirs(x)
+    elif kind == "causal":
+        keep = torch.from_numpy(causal_mask(n))
+        out, w = ours(x, mask=keep)
+        expected = theirs(x, src_mask=~keep)
+    else:
+        pad = torch.from_numpy(padding_mask(lengths, n))
+        out, w = ours(x, mask=pad)
+        expected = theirs(x, src_key_padding_mask=~pad[:, 0])
+    assert out.shape == (b, n, d) and w.shape == (b, h, n, n)
+    assert torch.allclose(out, expected, atol=1e-5)
+
+
+def test_encoder_layer_is_residual_plus_layer_norm():
+    torch.manual_seed(3)
+    layer = EncoderLayer(8, 2, 16)
+    x = torch.randn(2, 4, 8)
+    out, _ = layer(x)
+    attended, _ = layer.self_attn(x)
+    x1 = torch.nn.functional.layer_norm(x + attended, (8,))
+    ffn = layer.linear2(torch.relu(layer.linear1(x1)))
+    assert torch.allclose(out, torch.nn.functional.layer_norm(x1 + ffn, (8,)), atol=1e-6)
+    assert torch.allclose(out.mean(-1), torch.zeros(2, 4), atol=1e-6)
+    with pytest.raises(ValueError, match="post-norm"):
+        EncoderLayer.from_torch(torch.nn.TransformerEncoderLayer(8, 2, norm_first=True))
+
+
+# --- the exercise checks ----------------------------------------------------------------
+
+def split_reference(X, h):
+    b, n, width = X.shape
+    return X.reshape(b, n, h, width // h).transpose(0, 2, 1, 3)
+
+
+def split_torch(X, h):
+    x = torch.from_numpy(X)
+    b, n, width = x.shape
+    return x.view(b, n, h, width // h).transpose(1, 2).numpy()
+
+
+def split_in_place(X, h):
+    X += 0
+    X[0, 0, 0] = -1.0
+    return split_reference(X, h)
+
+
+@pytest.mark.parametrize("fn", [split_reference, split_torch, split_heads])
+def test_check_split_heads_accepts_correct_solutions(fn):
+    result = check_split_heads(fn)
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize("wrong, advice", [
+    (lambda X, h: X.reshape(X.shape[0], h, X.shape[1], -1), "without the transpose"),
+    (lambda X, h: torch.from_numpy(X).view(X.shape[0], h, X.shape[1], -1).numpy(),
+     "mix tokens and heads"),
+    (lambda X, h: X.reshape(X.shape[0], X.shape[1], h, -1), "= (b, n, h, d_k)"),
+    (lambda X, h: X.reshape(X.shape[0], X.shape[1], -1, h).transpose(0, 3, 1, 2),
+     "every h-th column"),
+    (lambda X, h: split_reference(X, h).transpose(0, 1, 3, 2), "= (b, h, d_k, n)"),
+    (lambda X, h: X.reshape(-1, h, X.shape[-1] // h).transpose(1, 0, 2)
+     .reshape(X.shape[0], h, X.shape[1], -1), "should be 1 = 100*batch"),
+    (lambda X, h: X.reshape(X.shape[0], X.shape[1], h, -1).transpose(0, 2, 1, 3)[:, :, :, :1],
+     "should have shape (b, h, n, d_k)"),
+    (lambda X, h: 1 / 0, "ZeroDivisionError"),
+    (split_in_place, "changed its input array in place"),
+])
+def test_check_split_heads_rejects_typical_mistakes(wrong, advice):
+    result = check_split_heads(wrong)
+    assert not result.passed
+    assert advice in result.message
+
+
+def merge_reference(Y):
+    b, h, n, d_v = Y.shape
+    return Y.transpose(0, 2, 1, 3).reshape(b, n, h * d_v)
+
+
+@pytest.mark.parametrize("fn", [merge_reference, merge_heads,
+                                lambda Y: torch.from_numpy(Y).transpose(1, 2).contiguous()
+                                .view(Y.shape[0], Y.shape[2], -1).numpy()])
+def test_check_merge_heads_accepts_correct_solutions(fn):
+    result = check_merge_heads(fn)
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize("wrong, advice", [
+    (lambda Y: Y.reshape(Y.shape[0], Y.shape[2], -1), "without moving the head axis back"),
+    (lambda Y: Y.transpose(0, 2, 3, 1).reshape(Y.shape[0], Y.shape[2], -1), "interleaved"),
+    (lambda Y: Y.transpose(0, 2, 1, 3), "now concatenate the heads"),
+    (lambda Y: Y.reshape(Y.shape[0], -1, Y.shape[-1]), "should have shape (b, n, h*d_v)"),
+    (lambda Y: merge_reference(Y) + 1, "should be"),
+    (lambda Y: "not an array", "should be a NumPy array"),
+])
+def test_check_merge_heads_rejects_typical_mistakes(wrong, advice):
+    result = check_merge_heads(wrong)
+    assert not result.passed
+    assert advice in result.message
