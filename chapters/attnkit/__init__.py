@@ -1,9 +1,10 @@
 """attnkit: the small helper library shared by the chapters of *Attention, step by step*.
 
 - ``core``: attention in NumPy (softmax in two forms, dot-product attention, masks,
-  self-attention, scaled dot-product attention)
+  self-attention, scaled dot-product and multi-head attention, positional encoding)
 - ``modules``: the same in PyTorch (``nn.Module``), checked against torch's own
 - ``plots``: matplotlib heatmaps of attention weights
 - ``heatmap``: the interactive attention heatmap (anywidget; computed in the browser)
+- ``reversal``: the capstone's task and tiny Transformer, built from ``modules``
 - ``exercises``: ``check_*`` functions for the coding exercises
 """

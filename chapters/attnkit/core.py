@@ -48,11 +48,31 @@ def softmax(logits, axis: int = -1) -> np.ndarray:
     """
     x = as_float_array(logits, "logits")
     axis = _check_axis(x, axis, "logits")
-    shifted = x - x.max(axis=axis, keepdims=True)
+    e = np.moveaxis(x, axis, -1).copy()   # the softmax axis last, in a fresh array
+    return np.moveaxis(_softmax_in_place(e), -1, axis)
+
+
+def _softmax_in_place(e: np.ndarray, mask=None) -> np.ndarray:
+    """Softmax along the last axis, overwriting ``e`` (which the caller owns) and returning it.
+
+    Working in place matters for speed: every fresh large array costs page faults.
+    Masked entries (``mask`` False) become -inf, so exp gives exactly 0; a row with
+    nothing left stays all zero.
+    """
+    if mask is not None:
+        e[~mask] = -np.inf
+    row_max = e.max(axis=-1, keepdims=True)
+    if mask is not None:
+        row_max[~np.isfinite(row_max)] = 0          # empty rows: nothing to shift
+    e -= row_max                                    # every exponent <= 0: no overflow
     # exp of a very negative number underflows to 0; that is the right answer.
     with np.errstate(under="ignore"):
-        e = np.exp(shifted)
-    return e / e.sum(axis=axis, keepdims=True)
+        np.exp(e, out=e)
+    total = e.sum(axis=-1, keepdims=True)
+    if mask is not None:
+        total[total == 0] = 1                       # empty rows stay all zero
+    e /= total
+    return e
 
 
 def softmax_matrix_form(logits, axis: int = 0) -> np.ndarray:
@@ -248,12 +268,17 @@ def masked_softmax(scores, mask=None, *, all_masked: str = "raise") -> np.ndarra
     ``ValueError`` naming the row(s); ``all_masked="zero"`` returns a row of
     zeros (it sums to 0, not 1). The dtype (float32/float64) is kept.
     """
-    if all_masked not in _ALL_MASKED_CHOICES:
-        raise ValueError(f"all_masked must be 'raise' or 'zero', got {all_masked!r}")
     x = as_float_array(scores, "scores")
     _check_axis(x, -1, "scores")
+    return _masked_softmax_in_place(x.copy(), mask, all_masked)
+
+
+def _masked_softmax_in_place(x: np.ndarray, mask, all_masked: str) -> np.ndarray:
+    """:func:`masked_softmax` of finite scores ``x``, overwriting ``x`` (the caller owns it)."""
+    if all_masked not in _ALL_MASKED_CHOICES:
+        raise ValueError(f"all_masked must be 'raise' or 'zero', got {all_masked!r}")
     if mask is None:
-        return softmax(x, axis=-1)
+        return _softmax_in_place(x)
     m = _mask_for(mask, x.shape)
     empty = ~m.any(axis=-1)  # (...,): rows with no key left
     if np.any(empty):
@@ -265,13 +290,7 @@ def masked_softmax(scores, mask=None, *, all_masked: str = "raise") -> np.ndarra
                 "keys is 0/0. Allow at least one key in each row, or pass all_masked='zero' "
                 "to get zero weights and a zero output there"
             )
-    kept = np.where(m, x, -np.inf)
-    row_max = kept.max(axis=-1, keepdims=True)
-    row_max = np.where(np.isfinite(row_max), row_max, 0)  # empty rows: nothing to shift
-    with np.errstate(under="ignore"):
-        e = np.where(m, np.exp(kept - row_max), 0)
-    total = e.sum(axis=-1, keepdims=True)
-    return e / np.where(total == 0, 1, total)
+    return _softmax_in_place(x, m)
 
 
 def scaled_dot_product_attention(queries, keys, values, *, mask=None, scale=None,
@@ -318,8 +337,11 @@ def scaled_dot_product_attention(queries, keys, values, *, mask=None, scale=None
         scale = 1.0 / np.sqrt(q.shape[-1])
     if not (np.isfinite(scale) and scale > 0):
         raise ValueError(f"scale must be a positive finite number, got {scale}")
-    scores = (q @ np.swapaxes(k, -1, -2)) * np.asarray(scale, dtype=q.dtype)  # (..., m, n)
-    weights = masked_softmax(scores, mask, all_masked=all_masked)
+    scores = q @ np.swapaxes(k, -1, -2)                     # (..., m, n), a fresh array
+    scores *= np.asarray(scale, dtype=scores.dtype)         # in place: see _softmax_in_place
+    if not np.all(np.isfinite(scores)):
+        raise ValueError("the scores overflowed to infinity: the queries and keys are too large")
+    weights = _masked_softmax_in_place(scores, mask, all_masked)
     return weights @ v, weights
 
 
