@@ -2,13 +2,14 @@
 #   make book   create .venv from requirements.txt and node_modules from package-lock.json
 #               (once each) and build the book into _build/html
 #   make test   create .venv (once) and run every test (pytest)
+#   make student   the student edition, without solutions, into _build/student
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 # The book goes to $(OUT)/_build/html; the tests build into a temporary OUT.
 OUT ?= .
 
-.PHONY: book test lab clean lock
+.PHONY: book test student lab clean lock
 
 $(VENV)/installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +26,12 @@ book: $(VENV)/installed node_modules/.package-lock.json
 
 test: $(VENV)/installed
 	$(BIN)/python -m pytest
+
+# The student edition: the same book with every solution removed (not hidden).
+student: $(VENV)/installed node_modules/.package-lock.json
+	BOOK_EDITION=student $(BIN)/jupyter-book build . --path-output $(OUT)/_build/student \
+		--warningiserror --nitpick --keep-going
+	@echo "The student edition is in $(OUT)/_build/student/_build/html"
 
 lab: $(VENV)/installed
 	$(BIN)/jupyter lab chapters
