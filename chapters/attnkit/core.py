@@ -241,7 +241,7 @@ def combine_masks(*masks) -> np.ndarray:
     return np.logical_and.reduce(np.broadcast_arrays(*arrays))
 
 
-def _mask_for(mask, scores_shape: tuple) -> np.ndarray:
+def _mask_for(mask, scores_shape: tuple, what: str = "scores") -> np.ndarray:
     """``mask`` broadcast to ``scores_shape``, or ValueError naming both shapes."""
     m = _as_mask(mask)
     try:
@@ -250,8 +250,8 @@ def _mask_for(mask, scores_shape: tuple) -> np.ndarray:
         fits = False
     if not fits:
         raise ValueError(
-            f"mask of shape {m.shape} does not fit scores of shape {scores_shape} "
-            "(queries on rows, keys on columns): it must broadcast to the scores' shape"
+            f"mask of shape {m.shape} does not fit {what} of shape {scores_shape} "
+            "(queries on rows, keys on columns): it must broadcast to that shape"
         )
     return np.broadcast_to(m, scores_shape)
 
@@ -293,6 +293,26 @@ def _masked_softmax_in_place(x: np.ndarray, mask, all_masked: str) -> np.ndarray
     return _softmax_in_place(x, m)
 
 
+def check_qkv_shapes(q_shape: tuple, k_shape: tuple, v_shape: tuple) -> None:
+    """ValueError naming the shapes unless queries ``(..., m, d_k)``, keys ``(..., n, d_k)``
+    and values ``(..., n, d_v)`` fit together (shared by the NumPy and PyTorch code)."""
+    q_shape, k_shape, v_shape = tuple(q_shape), tuple(k_shape), tuple(v_shape)
+    for shape, name, form in ((q_shape, "queries", "(m, d_k)"), (k_shape, "keys", "(n, d_k)"),
+                              (v_shape, "values", "(n, d_v)")):
+        if len(shape) < 2:
+            raise ValueError(f"{name} must have shape {form} (or a batch of them), got {shape}")
+    if q_shape[-1] != k_shape[-1]:
+        raise ValueError(
+            f"queries of shape {q_shape} and keys of shape {k_shape} must have the same "
+            f"last dimension d_k ({q_shape[-1]} != {k_shape[-1]})"
+        )
+    if k_shape[-2] != v_shape[-2]:
+        raise ValueError(
+            f"keys of shape {k_shape} and values of shape {v_shape} must have the same "
+            f"number of rows n ({k_shape[-2]} != {v_shape[-2]})"
+        )
+
+
 def scaled_dot_product_attention(queries, keys, values, *, mask=None, scale=None,
                                  all_masked: str = "raise"):
     """``softmax(Q K^T * scale) V`` with an optional boolean mask (True = may attend).
@@ -312,20 +332,7 @@ def scaled_dot_product_attention(queries, keys, values, *, mask=None, scale=None
     q = as_float_array(queries, "queries")
     k = as_float_array(keys, "keys")
     v = as_float_array(values, "values")
-    for arr, name, form in ((q, "queries", "(m, d_k)"), (k, "keys", "(n, d_k)"),
-                            (v, "values", "(n, d_v)")):
-        if arr.ndim < 2:
-            raise ValueError(f"{name} must have shape {form} (or a batch of them), got {arr.shape}")
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"queries of shape {q.shape} and keys of shape {k.shape} must have the same "
-            f"last dimension d_k ({q.shape[-1]} != {k.shape[-1]})"
-        )
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"keys of shape {k.shape} and values of shape {v.shape} must have the same "
-            f"number of rows n ({k.shape[-2]} != {v.shape[-2]})"
-        )
+    check_qkv_shapes(q.shape, k.shape, v.shape)
     try:
         np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:
@@ -488,18 +495,9 @@ def multi_head_attention(X_query, X_source, W_Q, W_K, W_V, W_O, h: int, *, mask=
     k = split_heads(xs @ wk, h)                    # (..., h, n, d_k)
     v = split_heads(xs @ wv, h)                    # (..., h, n, d_v)
     if mask is not None:
-        m = _as_mask(mask)
         one_head = np.broadcast_shapes(xq.shape[:-2], xs.shape[:-2]) + (xq.shape[-2],
                                                                            xs.shape[-2])
-        try:
-            fits = np.broadcast_shapes(m.shape, one_head) == one_head
-        except ValueError:
-            fits = False
-        if not fits:
-            raise ValueError(
-                f"mask of shape {m.shape} does not fit one head's weights of shape {one_head} "
-                "(queries on rows, keys on columns): it must broadcast to that shape, and "
-                "every head uses it")
+        m = _mask_for(mask, one_head, "one head's weights (every head uses the mask)")
         mask = m[..., None, :, :]                  # (..., 1, m, n): the same for every head
     heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, all_masked=all_masked)
     return merge_heads(heads) @ wo, weights        # (..., m, d_out), (..., h, m, n)

@@ -20,27 +20,11 @@ import math
 import torch
 from torch import nn
 
+from .core import check_qkv_shapes
+
 __all__ = ["ScaledDotProductAttention", "QKVAttention"]
 
 _ALL_MASKED_CHOICES = ("raise", "zero")
-
-
-def _check_shapes(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
-    for t, name, form in ((q, "queries", "(m, d_k)"), (k, "keys", "(n, d_k)"),
-                          (v, "values", "(n, d_v)")):
-        if t.dim() < 2:
-            raise ValueError(f"{name} must have shape {form} (or a batch of them), "
-                             f"got {tuple(t.shape)}")
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"queries of shape {tuple(q.shape)} and keys of shape {tuple(k.shape)} must have "
-            f"the same last dimension d_k ({q.shape[-1]} != {k.shape[-1]})"
-        )
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"keys of shape {tuple(k.shape)} and values of shape {tuple(v.shape)} must have "
-            f"the same number of rows n ({k.shape[-2]} != {v.shape[-2]})"
-        )
 
 
 class ScaledDotProductAttention(nn.Module):
@@ -64,7 +48,7 @@ class ScaledDotProductAttention(nn.Module):
         self.all_masked = all_masked
 
     def forward(self, q, k, v, mask=None):
-        _check_shapes(q, k, v)
+        check_qkv_shapes(q.shape, k.shape, v.shape)
         scale = self.scale if self.scale is not None else 1.0 / math.sqrt(q.shape[-1])
         scores = q @ k.transpose(-2, -1) * scale  # (..., m, n)
         if mask is None:
