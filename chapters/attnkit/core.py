@@ -241,18 +241,25 @@ def combine_masks(*masks) -> np.ndarray:
     return np.logical_and.reduce(np.broadcast_arrays(*arrays))
 
 
-def _mask_for(mask, scores_shape: tuple, what: str = "scores") -> np.ndarray:
-    """``mask`` broadcast to ``scores_shape``, or ValueError naming both shapes."""
-    m = _as_mask(mask)
+def check_mask_fits(mask_shape: tuple, target_shape: tuple, what: str = "scores") -> None:
+    """ValueError naming both shapes unless a mask of ``mask_shape`` broadcasts to
+    ``target_shape`` (shared by the NumPy and PyTorch code)."""
+    mask_shape, target_shape = tuple(mask_shape), tuple(target_shape)
     try:
-        fits = np.broadcast_shapes(m.shape, scores_shape) == scores_shape
+        fits = np.broadcast_shapes(mask_shape, target_shape) == target_shape
     except ValueError:
         fits = False
     if not fits:
         raise ValueError(
-            f"mask of shape {m.shape} does not fit {what} of shape {scores_shape} "
+            f"mask of shape {mask_shape} does not fit {what} of shape {target_shape} "
             "(queries on rows, keys on columns): it must broadcast to that shape"
         )
+
+
+def _mask_for(mask, scores_shape: tuple, what: str = "scores") -> np.ndarray:
+    """``mask`` broadcast to ``scores_shape``, or ValueError naming both shapes."""
+    m = _as_mask(mask)
+    check_mask_fits(m.shape, scores_shape, what)
     return np.broadcast_to(m, scores_shape)
 
 

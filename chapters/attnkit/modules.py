@@ -20,7 +20,7 @@ import math
 import torch
 from torch import nn
 
-from .core import check_qkv_shapes
+from .core import check_mask_fits, check_qkv_shapes
 
 __all__ = ["ScaledDotProductAttention", "QKVAttention"]
 
@@ -59,16 +59,7 @@ class ScaledDotProductAttention(nn.Module):
                 f"mask must be a boolean tensor (True = may attend), got dtype {mask.dtype}. "
                 "From 0/1 numbers use mask == 1; from an additive mask of 0 and -inf use mask == 0"
             )
-        try:
-            fits = torch.broadcast_shapes(mask.shape, scores.shape) == scores.shape
-        except RuntimeError:
-            fits = False
-        if not fits:
-            raise ValueError(
-                f"mask of shape {tuple(mask.shape)} does not fit scores of shape "
-                f"{tuple(scores.shape)} (queries on rows, keys on columns): it must broadcast "
-                "to the scores' shape"
-            )
+        check_mask_fits(mask.shape, scores.shape)
         mask = mask.expand(scores.shape)
         empty = ~mask.any(dim=-1, keepdim=True)  # (..., m, 1): rows with no key left
         if bool(empty.any()) and self.all_masked == "raise":
@@ -191,15 +182,7 @@ def _shared_head_mask(mask, x_query, x_source):
         raise ValueError(f"the batch axes of x_query {tuple(x_query.shape)} and x_source "
                          f"{tuple(x_source.shape)} do not broadcast") from None
     one_head = batch + (x_query.shape[-2], x_source.shape[-2])
-    try:
-        fits = torch.broadcast_shapes(mask.shape, one_head) == one_head
-    except RuntimeError:
-        fits = False
-    if not fits:
-        raise ValueError(
-            f"mask of shape {tuple(mask.shape)} does not fit one head's weights of shape "
-            f"{tuple(one_head)} (queries on rows, keys on columns); every head uses the "
-            "same mask")
+    check_mask_fits(mask.shape, one_head, "one head's weights (every head uses the mask)")
     return mask.unsqueeze(-3)                   # (..., 1, m, n): shared by the heads
 
 
