@@ -14,6 +14,15 @@ def held_out(n=2000):
     return reversal_batch(n, LENGTH, VOCAB, torch.Generator().manual_seed(2024))
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """As in the chapter: two threads gain little on this tiny model and stall under load."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def trained():
     torch.manual_seed(0)
