@@ -11,9 +11,13 @@ OUT ?= .
 
 .PHONY: book test student lab clean lock
 
-$(VENV)/installed: requirements.txt
+# The pinned environment, the helper library attnkit (editable: a change to it is live), and
+# JupyterLab set to open the chapters' Markdown as notebooks, as on Binder (binder/postBuild).
+$(VENV)/installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps --editable .
+	JUPYTER_CONFIG_DIR=$(VENV)/etc/jupyter $(BIN)/jupytext-config set-default-viewer
 	touch $@
 
 # The JavaScript the book serves itself (widget manager, anywidget, MathJax), from the lock.

@@ -6,7 +6,7 @@ slider the way a reader drags it, and prints the median and 95th percentile of t
 time from the input event to the end of the browser's style and layout work.
 The target is one frame: 16 ms.
 
-    .venv/bin/python benchmarks/heatmap_redraw.py [--size 64] [--steps 120]
+    .venv/bin/python -m benchmarks.heatmap_redraw [--size 64] [--steps 120]
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
+from tests.browser import CHROMIUM, INSTALL_HINT, PageLog, launch, serve
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-from browser import CHROMIUM, INSTALL_HINT, PageLog, launch, serve  # noqa: E402
 
 # A minimal anywidget host: get/set/on/off/save_changes on a plain object.
 PAGE = """<!doctype html><meta charset="utf-8"><link rel="stylesheet" href="heatmap.css">

@@ -29,7 +29,6 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
-sys.path.insert(0, str(CHAPTERS))
 
 
 def build_times() -> dict:
@@ -56,7 +55,7 @@ def chapter_runs() -> list[dict]:
                             "-o", str(script), str(ROOT / f"{page}.md")], check=True)
             start = time.perf_counter()
             process = subprocess.Popen([sys.executable, str(script)], cwd=CHAPTERS,
-                                       env={**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(CHAPTERS)},
+                                       env={**os.environ, "MPLBACKEND": "Agg"},
                                        stdout=subprocess.DEVNULL)
             _, status, usage = os.wait4(process.pid, 0)
             seconds = time.perf_counter() - start

@@ -4,7 +4,6 @@ Run from the repository root:  .venv/bin/python figures/make_seq2seq_attention.p
 The weights on the arrows are computed with attnkit from chapter 1's hand-made vectors.
 """
 
-import sys
 from pathlib import Path
 
 import matplotlib
@@ -14,10 +13,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "chapters"))
 from attnkit.core import attention  # noqa: E402
 from attnkit.plots import CMAP  # noqa: E402  (also registers the Japanese font)
+
+HERE = Path(__file__).resolve().parent
 
 # chapter 1's example: H (I, d) and the decoder state of 貴方を (d,)
 H = np.array([[2.0, 0.0, 0.2], [0.0, 2.0, 0.4], [0.2, 0.0, 2.0]])
