@@ -8,6 +8,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 # The book goes to $(OUT)/_build/html; the tests build into a temporary OUT.
 OUT ?= .
+# Executed notebooks are cached here; the student edition reuses the normal edition's outputs.
+CACHE ?= $(OUT)/_build/.jupyter_cache
+BUILD := $(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
 
 .PHONY: book test student lab clean lock
 
@@ -25,20 +28,21 @@ node_modules/.package-lock.json: package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund
 
 book: $(VENV)/installed node_modules/.package-lock.json
-	$(BIN)/jupyter-book build . --path-output $(OUT) --warningiserror --nitpick --keep-going
+	BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BUILD) --path-output $(OUT)
 	@echo "The book is in $(OUT)/_build/html: open $(OUT)/_build/html/index.html"
 
 test: $(VENV)/installed
 	$(BIN)/python -m pytest
 
-# The student edition: the same book with every solution removed (not hidden).
+# The student edition: the same book with every solution removed (not hidden) from every file,
+# built in $(OUT)/_build/.student and copied to $(OUT)/_build/student.
 student: $(VENV)/installed node_modules/.package-lock.json
-	BOOK_EDITION=student $(BIN)/jupyter-book build . --path-output $(OUT)/_build/student \
-		--warningiserror --nitpick --keep-going
-	@echo "The student edition is in $(OUT)/_build/student/_build/html"
+	BOOK_EDITION=student BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BUILD) --path-output $(OUT)/_build/.student
+	rm -rf $(OUT)/_build/student && cp -R $(OUT)/_build/.student/_build/html $(OUT)/_build/student
+	@echo "The student edition is in $(OUT)/_build/student: open $(OUT)/_build/student/index.html"
 
 lab: $(VENV)/installed
-	$(BIN)/jupyter lab chapters
+	$(BIN)/jupyter lab --ServerApp.preferred_dir=$(CURDIR)/chapters
 
 clean:
 	rm -rf _build

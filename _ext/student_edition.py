@@ -1,20 +1,33 @@
-"""The student edition: the same book with every solution removed from its pages.
+"""The student edition: the same book with every solution removed from every file it serves.
 
-With the environment variable ``BOOK_EDITION=student`` (``make student`` sets it), the
-solutions of sphinx-exercise (the ``solution`` directive and the gated
-``solution-start``/``solution-end`` form, code cells and outputs included) and the
-"Answers to ..." dropdowns are deleted from every page's document tree before it is
-written, so they are absent from the HTML, not merely hidden.
+With the environment variable ``BOOK_EDITION=student`` (``make student`` sets it):
+
+- the solutions of sphinx-exercise (the ``solution`` directive and the gated
+  ``solution-start``/``solution-end`` form, code cells and outputs included) and the
+  "Answers to ..." dropdowns are deleted from every page's document tree before it is
+  written, so they are absent from the HTML and from the search index, not merely hidden;
+- a page whose front matter says ``student-edition: intro-only`` (the errata, which answer the
+  spot-the-error exercises) keeps its title and introduction, and a note replaces the rest;
+- the page sources under ``_sources/`` are replaced by the same text with the same parts removed
+  (:func:`strip_solutions`), and the notebooks extension builds the downloadable notebooks from
+  that text too.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
 from docutils import nodes
 from sphinx_exercise.nodes import solution_node
 
 ANSWERS_TITLE = "Answers to"
+INTRO_ONLY = "intro-only"
+WITHHELD = ("The rest of this page is withheld in the student edition: it answers the "
+            "spot-the-error exercises. Your instructor can give you the full edition.")
+# The opening line of a MyST directive: ```{name} argument  or  :::{name} argument
+DIRECTIVE = re.compile(r"^[ \t]*(?P<fence>`{3,}|:{3,})\{(?P<name>[\w-]+)\}[ \t]*(?P<argument>.*)$")
 
 
 def is_answers_dropdown(node) -> bool:
@@ -28,9 +41,59 @@ def remove_solutions(app, doctree, docname):
         return
     for node in list(doctree.findall(lambda n: isinstance(n, solution_node) or is_answers_dropdown(n))):
         node.parent.remove(node)
+    if app.env.metadata.get(docname, {}).get("student-edition") == INTRO_ONLY:
+        page = next(iter(doctree.findall(nodes.section)))
+        for section in [child for child in page.children if isinstance(child, nodes.section)]:
+            page.remove(section)
+        page += nodes.note("", nodes.paragraph(text=WITHHELD))
+
+
+def _closing_line(lines: list[str], start: int, fence: str) -> int:
+    """The index of the line that closes the fence opened on line ``start``."""
+    for index in range(start + 1, len(lines)):
+        stripped = lines[index].strip()
+        if len(stripped) >= len(fence) and set(stripped) == {fence[0]}:
+            return index
+    raise ValueError(f"line {start + 1}: the fence {fence!r} is never closed")
+
+
+def strip_solutions(text: str) -> str:
+    """MyST Markdown ``text`` without its solutions and "Answers to" dropdowns."""
+    lines = text.splitlines(keepends=True)
+    if re.search(rf"^student-edition:\s*{INTRO_ONLY}\s*$", text, re.M):
+        first_section = next(i for i, line in enumerate(lines) if line.startswith("## "))
+        lines = lines[:first_section] + [f"```{{note}}\n{WITHHELD}\n```\n"]
+    kept, index = [], 0
+    while index < len(lines):
+        opening = DIRECTIVE.match(lines[index])
+        if opening is None or not (
+                opening["name"] in ("solution", "solution-start")
+                or (opening["name"] == "admonition" and opening["argument"].startswith(ANSWERS_TITLE))):
+            kept.append(lines[index])
+            index += 1
+            continue
+        end = _closing_line(lines, index, opening["fence"])
+        if opening["name"] == "solution-start":   # everything up to the end of solution-end
+            end = next(i for i in range(end + 1, len(lines))
+                       if (m := DIRECTIVE.match(lines[i])) and m["name"] == "solution-end")
+            end = _closing_line(lines, end, DIRECTIVE.match(lines[end])["fence"])
+        index = end + 1
+    return re.sub(r"\n{3,}", "\n\n", "".join(kept))
+
+
+def write_student_sources(app, exception):
+    """Replace the copied page sources by their student versions."""
+    if exception is not None or not app.config.student_edition or app.builder.format != "html":
+        return
+    for docname in app.env.found_docs:
+        source = Path(app.env.doc2path(docname))
+        copy = Path(app.outdir) / "_sources" / f"{docname}{source.suffix}"
+        if source.suffix == ".md" and copy.exists():
+            copy.write_text(strip_solutions(source.read_text(encoding="utf-8")), encoding="utf-8")
 
 
 def setup(app):
     app.add_config_value("student_edition", os.environ.get("BOOK_EDITION") == "student", "env")
     app.connect("doctree-resolved", remove_solutions)
+    app.connect("build-finished", write_student_sources)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

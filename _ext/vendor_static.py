@@ -56,28 +56,6 @@ def copy_static_files(app, exception):
             shutil.copy2(font, target / "html-manager" / font.name)
 
 
-def drop_duplicate_scripts(app, pagename, templatename, context, doctree):
-    """Emit each script once.
-
-    With jupyter-book 1.0.4 and sphinx-thebe 0.3.1 the inline
-    ``const THEBE_JS_URL = ...`` script appears twice on every page, and the
-    second copy is a console error ("Identifier has already been declared").
-    """
-    scripts = context.get("script_files")
-    if not isinstance(scripts, list):
-        return
-    seen, unique = set(), []
-    for script in scripts:
-        attributes = getattr(script, "attributes", {}) or {}
-        key = (getattr(script, "filename", None) or "",
-               tuple(sorted((k, str(v)) for k, v in attributes.items())))
-        if key not in seen:
-            seen.add(key)
-            unique.append(script)
-    scripts[:] = unique
-
-
 def setup(app):
     app.connect("build-finished", copy_static_files)
-    app.connect("html-page-context", drop_duplicate_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -11,7 +11,9 @@ def test_binder_installs_the_same_pinned_environment_with_cpu_torch():
     assert entries == ["--extra-index-url https://download.pytorch.org/whl/cpu",
                        "-r ../requirements.txt"]
     assert "torch==2.13.0" in (ROOT / "requirements.txt").read_text().splitlines()
-    assert "jupytext-config set-default-viewer" in (ROOT / "binder" / "postBuild").read_text()
+    post_build = (ROOT / "binder" / "postBuild").read_text()
+    assert "python -m pip install --no-deps --editable ." in post_build   # attnkit
+    assert "jupytext-config set-default-viewer" in post_build
     assert (ROOT / "binder" / "postBuild").stat().st_mode & 0o111, "postBuild must be executable"
 
 
@@ -19,13 +21,18 @@ def test_publish_workflow_builds_with_the_readme_command_and_deploys_the_html():
     workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "publish.yml").read_text())
     on = workflow[True]                                  # YAML reads the key `on` as True
     assert on["push"]["branches"] == ["main"] and "workflow_dispatch" in on
-    assert workflow["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
+    assert workflow["permissions"] == {"contents": "write", "pages": "write", "id-token": "write"}
     build, deploy = workflow["jobs"]["build"], workflow["jobs"]["deploy"]
     steps = build["steps"]
-    assert [s["run"] for s in steps if "run" in s] == ["make book"]
+    # the Colab links are checked against what the publish step pushes in test_launch_buttons.py
+    assert [s["run"] for s in steps if "run" in s] == ["make book",
+                                                      "python3 _ext/publish_notebooks.py _build/html"]
     uses = [s["uses"] for s in steps if "uses" in s]
     assert uses == ["actions/checkout@v4", "actions/setup-python@v5", "actions/setup-node@v4",
                     "actions/upload-pages-artifact@v3"]
     assert steps[-1]["with"]["path"] == "_build/html"
     assert deploy["needs"] == "build" and deploy["environment"]["name"] == "github-pages"
     assert deploy["steps"][0]["uses"] == "actions/deploy-pages@v4"
+    # the repository URL comes from GitHub Actions' own variables, never from the workflow
+    text = (ROOT / ".github" / "workflows" / "publish.yml").read_text()
+    assert "BOOK_REPOSITORY_URL" not in text and "github.com/" not in text

@@ -1,0 +1,20 @@
+"""Share one execution cache between builds.
+
+``BOOK_EXECUTION_CACHE`` (set by the Makefile) names the jupyter-cache folder: the student
+edition and test builds into other folders then reuse the outputs of the normal build instead of
+running every notebook again. Unset, myst-nb keeps its cache beside the build's html folder.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def use_shared_cache(app, config):
+    if os.environ.get("BOOK_EXECUTION_CACHE"):
+        config.nb_execution_cache_path = os.environ["BOOK_EXECUTION_CACHE"]
+
+
+def setup(app):
+    app.connect("config-inited", use_shared_cache)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,112 @@
+"""Binder and Colab buttons on every chapter page, for the repository the book is built from.
+
+The repository's public URL is never written into the book's files. It is decided at build time:
+
+1. ``BOOK_REPOSITORY_URL`` (``https://github.com/OWNER/NAME``) and ``BOOK_BRANCH`` (default main);
+2. otherwise, on GitHub Actions, ``$GITHUB_SERVER_URL/$GITHUB_REPOSITORY`` and the branch built;
+3. otherwise the ``origin`` remote of the checkout, when it is on GitHub;
+4. otherwise none: the book is built without launch buttons, and the log says so in one line.
+
+The result is the config value ``book_repository`` (a dict, or None), which the notebooks
+extension also reads for the install cell of the downloadable notebooks (in both editions).
+
+Binder opens the chapter's MyST file in JupyterLab, where Jupytext shows it as a notebook
+(``binder/postBuild`` installs attnkit and sets that viewer). Colab opens only notebooks stored
+on GitHub: its button opens the generated notebook on the branch ``NOTEBOOKS_BRANCH``, which the
+publish workflow fills with ``_ext/publish_notebooks.py``. The student edition has no launch
+buttons: both would open the chapters with their solutions.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from sphinx.util import logging
+
+LOGGER = logging.getLogger(__name__)
+
+BINDER = "https://mybinder.org"
+COLAB = "https://colab.research.google.com"
+NOTEBOOKS_BRANCH = "notebooks"   # where the publish workflow puts the generated notebooks
+GITHUB = re.compile(r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
+                    r"(?P<owner>[\w.-]+)/(?P<name>[\w.-]+?)(?:\.git)?/?$")
+
+
+def find_repository(environ, origin: str | None) -> dict | None:
+    """The repository and branch to link to, from the environment or the ``origin`` remote."""
+    branch = environ.get("BOOK_BRANCH") or None
+    if environ.get("BOOK_REPOSITORY_URL"):
+        url, source = environ["BOOK_REPOSITORY_URL"].rstrip("/"), "BOOK_REPOSITORY_URL"
+    elif environ.get("GITHUB_ACTIONS") == "true" and environ.get("GITHUB_REPOSITORY"):
+        server = environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+        url, source = f"{server}/{environ['GITHUB_REPOSITORY']}", "GitHub Actions"
+        # a pull request builds a merge ref: link to the branch it comes from
+        branch = branch or environ.get("GITHUB_HEAD_REF") or environ.get("GITHUB_REF_NAME")
+    elif origin and GITHUB.match(origin):
+        match = GITHUB.match(origin)
+        url, source = f"https://github.com/{match['owner']}/{match['name']}", "the origin remote"
+    else:
+        return None
+    match = GITHUB.match(url)
+    return {"url": url, "branch": branch or "main", "source": source,
+            "github": f"{match['owner']}/{match['name']}" if match else None}
+
+
+def origin_remote(folder: Path) -> str | None:
+    try:
+        result = subprocess.run(["git", "-C", str(folder), "remote", "get-url", "origin"],
+                                capture_output=True, text=True, check=False)
+    except OSError:  # no git on this machine
+        return None
+    return (result.stdout.strip() or None) if result.returncode == 0 else None
+
+
+def launch_links(repository: dict, pagename: str) -> dict[str, str]:
+    """The Binder and Colab URLs that open ``pagename`` (e.g. ``chapters/attention``)."""
+    github, branch = repository["github"], repository["branch"]
+    return {
+        "Binder": f"{BINDER}/v2/gh/{github}/{branch}?urlpath=lab/tree/{pagename}.md",
+        "Colab": f"{COLAB}/github/{github}/blob/{NOTEBOOKS_BRANCH}/{pagename}.ipynb",
+    }
+
+
+def resolve_repository(app, config):
+    repository = find_repository(os.environ, origin_remote(Path(app.srcdir)))
+    config.book_repository = repository
+    if repository is None:
+        LOGGER.info("launch buttons: no repository URL (set BOOK_REPOSITORY_URL=https://github.com/"
+                    "OWNER/NAME); building without Binder and Colab buttons")
+    elif config.student_edition:
+        LOGGER.info("launch buttons: none in the student edition (they would open the solutions)")
+    elif repository["github"] is None:
+        LOGGER.info(f"launch buttons: {repository['url']} is not on GitHub; building without them")
+    else:
+        LOGGER.info(f"launch buttons: {repository['url']} ({repository['branch']}), "
+                    f"from {repository['source']}")
+
+
+def add_launch_buttons(app, pagename, templatename, context, doctree):
+    repository = app.config.book_repository
+    metadata = app.env.metadata.get(pagename, {})
+    if (doctree is None or app.config.student_edition or not repository or not repository["github"]
+            or "kernelspec" not in metadata):
+        return
+    buttons = [{"type": "link", "text": text, "tooltip": f"Open this chapter in {text}",
+                "icon": f"_static/images/logo_{text.lower()}.{'svg' if text == 'Binder' else 'png'}",
+                "url": url, "label": f"launch-{text.lower()}-button"}
+               for text, url in launch_links(repository, pagename).items()]
+    context["header_buttons"].append({"type": "group", "tooltip": "Run this chapter",
+                                      "icon": "fas fa-rocket", "buttons": buttons,
+                                      "label": "launch-buttons"})
+
+
+def setup(app):
+    app.setup_extension("student_edition")   # for the student_edition config value
+    app.add_config_value("book_repository", None, "html")
+    app.connect("config-inited", resolve_repository)
+    # after the theme has made its header buttons (priority 501)
+    app.connect("html-page-context", add_launch_buttons, priority=510)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
