@@ -14,6 +14,8 @@ import threading
 from pathlib import Path
 from urllib.parse import urlparse
 
+import numpy as np
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -65,3 +67,26 @@ class PageLog:
 
 def launch(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def drawn_weights(widget):
+    """The weights as drawn: full precision from each row, checked against each cell's text."""
+    rows, texts = widget.evaluate("""root => {
+        const rows = [...root.querySelectorAll('.attn-row[data-row]')];
+        return [rows.map(r => r.dataset.weights.split(' ').map(Number)),
+                rows.map(r => [...r.querySelectorAll('.attn-cell')].map(c => c.textContent))];
+    }""")
+    weights = np.array(rows)
+    for i, row in enumerate(texts):
+        for j, text in enumerate(row):
+            if text == "–":  # a masked key
+                assert weights[i, j] == 0, (i, j)
+            elif text:       # (large heatmaps show colour only)
+                assert abs(float(text) - weights[i, j]) <= 0.005 + 1e-12, (i, j, text)
+    return weights
+
+
+def move_slider(slider, value):
+    """Set a range input as a reader's drag does: the value, then an input event."""
+    slider.evaluate("(s, v) => { s.value = String(v); s.dispatchEvent(new Event('input', {bubbles: true})); }",
+                    value)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from attnkit.heatmap import AttentionHeatmap
-from browser import CHROMIUM, INSTALL_HINT, PageLog, launch, serve
+from browser import CHROMIUM, INSTALL_HINT, PageLog, drawn_weights, launch, move_slider, serve
 from conftest import ROOT
 from test_book import chapter_files, toc_files
 
@@ -56,23 +56,6 @@ def heatmaps(page):
     return [widgets.nth(i) for i in range(widgets.count())]
 
 
-def drawn_weights(widget):
-    """The weights as drawn: full precision from each row, checked against each cell's text."""
-    rows, texts = widget.evaluate("""root => {
-        const rows = [...root.querySelectorAll('.attn-row[data-row]')];
-        return [rows.map(r => r.dataset.weights.split(' ').map(Number)),
-                rows.map(r => [...r.querySelectorAll('.attn-cell')].map(c => c.textContent))];
-    }""")
-    weights = np.array(rows)
-    for i, row in enumerate(texts):
-        for j, text in enumerate(row):
-            if text == "–":  # a masked key
-                assert weights[i, j] == 0, (i, j)
-            elif text:       # (large heatmaps show colour only)
-                assert abs(float(text) - weights[i, j]) <= 0.005 + 1e-12, (i, j, text)
-    return weights
-
-
 def numpy_weights(widget):
     """What attnkit's NumPy code computes for the widget's current settings."""
     s = widget.evaluate(f"root => Object.fromEntries({json.dumps(TRAITS)}"
@@ -95,11 +78,6 @@ def assert_matches_numpy(widget):
     reported = widget.evaluate("root => root.attnWidget.model.get('weights')")
     assert np.allclose(reported, drawn, atol=1e-12), "the weights reported to Python differ"
     return drawn
-
-
-def move_slider(slider, value):
-    slider.evaluate("(s, v) => { s.value = String(v); s.dispatchEvent(new Event('input', {bubbles: true})); }",
-                    value)
 
 
 def exercise_controls(widget):

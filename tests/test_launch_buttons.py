@@ -13,7 +13,7 @@ from test_book import page, toc_files
 
 CHAPTER_PAGES = [name for name in toc_files() if name.startswith("chapters/")]
 OTHER_PAGES = [name for name in toc_files() if not name.startswith("chapters/")]
-LAUNCH_LINK = re.compile(r'href="(https://(?:mybinder\.org|colab\.research\.google\.com)/[^"]*)"')
+LAUNCH_LINK = re.compile(r'href="(https://(?:mybinder\.org/v2|colab\.research\.google\.com/github)/[^"]*)"')
 
 
 def load_extension(name):

@@ -134,6 +134,10 @@ function render({ model, el }) {
   }
 
   // --- controls -------------------------------------------------------------
+  // Each control also registers how to follow its trait when Python (or another view of the
+  // same model) changes it.
+  const followers = [];
+  const followModel = () => followers.forEach((follow) => follow());
   if (shown.has("temperature")) {
     // the slider moves log10(τ) from -1 to 1: τ from 0.1 to 10
     const slider = h("input", { type: "range", min: "-1", max: "1", step: "0.01",
@@ -144,6 +148,11 @@ function render({ model, el }) {
       const tau = Math.pow(10, Number(slider.value));
       out.textContent = tau.toFixed(2);
       set("temperature", tau);
+    });
+    followers.push(() => {
+      const tau = model.get("temperature");
+      if (Math.abs(Math.pow(10, Number(slider.value)) - tau) > 1e-9) slider.value = String(Math.log10(tau));
+      out.textContent = tau.toFixed(2);
     });
     controls.append(h("label", {}, "temperature τ ", slider, " ", out));
   }
@@ -159,6 +168,10 @@ function render({ model, el }) {
       out.textContent = String(dk);
       set("d_k", dk);
     });
+    followers.push(() => {
+      slider.value = String(Math.max(0, choices.indexOf(model.get("d_k"))));
+      out.textContent = String(model.get("d_k"));
+    });
     controls.append(h("label", {}, "d_k ", slider, " ", out));
   }
   for (const [name, text] of [["scale", " ÷ √d_k"], ["causal", " causal mask"],
@@ -166,6 +179,7 @@ function render({ model, el }) {
     if (!shown.has(name)) continue;
     const box = h("input", { type: "checkbox", checked: model.get(name), className: `attn-${name}` });
     box.addEventListener("change", () => set(name, box.checked));
+    followers.push(() => { box.checked = model.get(name); });
     controls.append(h("label", {}, box, text));
   }
   if (shown.has("head") && model.get("heads").length > 1) {
@@ -173,6 +187,7 @@ function render({ model, el }) {
       (head, i) => h("option", { value: String(i) }, head.name || `head ${i + 1}`)));
     select.value = String(model.get("head"));
     select.addEventListener("change", () => set("head", Number(select.value)));
+    followers.push(() => { select.value = String(model.get("head")); });
     controls.append(h("label", {}, "head ", select));
   }
   if (shown.has("shuffle")) {
@@ -335,7 +350,8 @@ function render({ model, el }) {
   const handlers = [
     ["query_tokens", () => { rebuild(); drawQueryEditor(); }],
     ...["key_tokens", "permutation", "padding", "self_attention"].map((n) => [n, rebuild]),
-    ...["heads", "head", "temperature", "scale", "causal", "positional", "d_k"].map((n) => [n, redraw]),
+    ["heads", redraw],
+    ...["head", "temperature", "scale", "causal", "positional", "d_k"].map((n) => [n, () => { followModel(); redraw(); }]),
     ["key_vectors", () => (sizeChanged() ? rebuild() : redraw())],
     ["query_vectors", () => { if (sizeChanged()) build(); redraw(); syncQueryEditor(); }],
     ["query_row", drawQueryEditor],
