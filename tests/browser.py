@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -63,6 +64,16 @@ class PageLog:
     def problems(self):
         names = ["blocked", "failed", "console_errors", "page_errors", "dialogs"]
         return {name: getattr(self, name) for name in names if getattr(self, name)}
+
+
+def require_chromium():
+    """Skip a browser test where Chromium is missing, but fail on CI, which must have it."""
+    import pytest
+
+    if CHROMIUM is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Chromium is missing on CI: {INSTALL_HINT}")
+        pytest.skip(f"Chromium not found: {INSTALL_HINT}")
 
 
 def launch(playwright):

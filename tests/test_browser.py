@@ -6,13 +6,12 @@ the NumPy helper computes for the same settings.
 """
 
 import json
-import os
 
 import numpy as np
 import pytest
 
 from attnkit.heatmap import AttentionHeatmap
-from browser import CHROMIUM, INSTALL_HINT, PageLog, drawn_weights, launch, move_slider, serve
+from browser import PageLog, drawn_weights, launch, move_slider, require_chromium, serve
 from conftest import ROOT
 from test_book import chapter_files, toc_files
 
@@ -25,10 +24,7 @@ TRAITS = ["query_tokens", "key_tokens", "query_vectors", "key_vectors", "self_at
 
 @pytest.fixture(scope="module")
 def site(built_book):
-    if CHROMIUM is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Chromium is missing on CI: {INSTALL_HINT}")
-        pytest.skip(f"Chromium not found: {INSTALL_HINT}")
+    require_chromium()
     from playwright.sync_api import sync_playwright
 
     html_dir, _ = built_book

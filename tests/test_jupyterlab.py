@@ -25,7 +25,7 @@ import pytest
 from jupyter_client import BlockingKernelClient
 from playwright.sync_api import sync_playwright
 
-from browser import CHROMIUM, INSTALL_HINT, PageLog, drawn_weights, launch, move_slider
+from browser import PageLog, drawn_weights, launch, move_slider, require_chromium
 from conftest import ROOT
 
 pytestmark = pytest.mark.build   # it opens what the built book's Binder button names
@@ -64,10 +64,7 @@ class Lab:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """Binder's set-up on a temporary HOME, then ``jupyter lab`` serving a temporary root."""
-    if CHROMIUM is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Chromium is missing on CI: {INSTALL_HINT}")
-        pytest.skip(f"Chromium not found: {INSTALL_HINT}")
+    require_chromium()
     tmp = tmp_path_factory.mktemp("binder")
     home, root, runtime = tmp / "home", tmp / "root", tmp / "runtime"
     home.mkdir()
