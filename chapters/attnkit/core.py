@@ -82,27 +82,31 @@ def softmax_matrix_form(logits, axis: int = 0) -> np.ndarray:
     ``axis`` and copies each sum to every position. The default ``axis=0``
     normalises columns, the article's column-vector convention; ``axis=-1``
     normalises rows, the book's. There is no max-subtraction, so large logits
-    overflow and very negative ones underflow: both raise ``FloatingPointError``
-    instead of returning NaN.
+    overflow and very negative ones underflow: a sum of exponentials that is
+    infinite or below the dtype's smallest normal number raises
+    ``FloatingPointError`` instead of returning NaN, zeros or infinities.
     """
     a = as_float_array(logits, "logits")
     axis = _check_axis(a, axis, "logits")
     n = a.shape[axis]
     moved = np.moveaxis(a, axis, -1)  # the summed axis last, so `@ ones` sums it
-    with np.errstate(over="raise"):
-        try:
-            e = np.exp(moved)
-        except FloatingPointError:
-            limit = np.log(np.finfo(a.dtype).max)
-            raise FloatingPointError(
-                f"exp overflowed: the largest logit {a.max():.4g} exceeds "
-                f"log(max {a.dtype}) = {limit:.2f}; use softmax(), which subtracts the maximum"
-            ) from None
-    sums = e @ np.ones((n, n), dtype=a.dtype)
-    if np.any(sums == 0):
+    with np.errstate(over="ignore", invalid="ignore"):  # checked below, row by row
+        e = np.exp(moved)
+        sums = e @ np.ones((n, n), dtype=a.dtype)
+    finfo = np.finfo(a.dtype)
+    if not np.all(np.isfinite(sums)):
         raise FloatingPointError(
-            "every exp() along the axis underflowed to 0, so the sum is 0 and 0/0 would be NaN; "
-            "use softmax(), which subtracts the maximum"
+            f"exp overflowed: a sum of exp(logits) exceeds the largest {a.dtype}, "
+            f"{finfo.max:.4g} (the largest logit is {a.max():.6g}; exp alone overflows above "
+            f"log(max {a.dtype}) = {np.log(finfo.max):.2f}); use softmax(), which subtracts "
+            "the maximum"
+        )
+    # a sum below the smallest normal number has lost its digits (and 1/sum may be inf)
+    if np.any(sums < finfo.tiny):
+        raise FloatingPointError(
+            "every exp() along the axis underflowed to 0 or to a subnormal number, so the sum "
+            "has lost its precision (and 0/0 would be NaN); use softmax(), which subtracts "
+            "the maximum"
         )
     return np.moveaxis(e * np.reciprocal(sums), -1, axis)
 
