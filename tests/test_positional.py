@@ -220,7 +220,7 @@ def test_too_long_inputs_and_wrong_widths_raise():
         module(torch.zeros(9, 4))
     with pytest.raises(ValueError, match=r"x of shape \(3, 5\).*d_model = 4"):
         module(torch.zeros(3, 5))
-    with pytest.raises(ValueError, match=r"x of shape \(4,\)"):
+    with pytest.raises(ValueError, match=r"x must have shape \(tokens, d_model\).*\(4,\)"):
         module(torch.zeros(4))
 
 
