@@ -331,32 +331,6 @@ def test_parameters_and_flops_do_not_depend_on_the_number_of_heads():
 
 # --- PyTorch: the encoder layer -------------------------------------------------------
 
-@settings(deadline=None, max_examples=25)
-@given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 5), st.integers(1, 2),
-       st.sampled_from(["none", "causal", "padding"]), st.integers(0, 999))
-def test_encoder_layer_equals_torch_post_norm_layer(h, width, n, b, kind, seed):
-    torch.manual_seed(seed)
-    d = h * width
-    theirs = torch.nn.TransformerEncoderLayer(d, h, dim_feedforward=3 * d, dropout=0.0,
-                                              batch_first=True)
-    ours = EncoderLayer.from_torch(theirs)
-    x = torch.randn(b, n, d)
-    lengths = np.random.default_rng(seed).integers(1, n + 1, size=b)
-    if kind == "none":
-        out, w = ours(x)
-        expected = theirs(x)
-    elif kind == "causal":
-        keep = torch.from_numpy(causal_mask(n))
-        out, w = ours(x, mask=keep)
-        expected = theirs(x, src_mask=~keep)
-    else:
-        pad = torch.from_numpy(padding_mask(lengths, n))
-        out, w = ours(x, mask=pad)
-        expected = theirs(x, src_key_padding_mask=~pad[:, 0])
-    assert out.shape == (b, n, d) and w.shape == (b, h, n, n)
-    assert torch.allclose(out, expected, atol=1e-5)
-
-
 def test_encoder_layer_is_residual_plus_layer_norm():
     torch.manual_seed(3)
     layer = EncoderLayer(8, 2, 16)
