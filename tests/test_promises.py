@@ -204,3 +204,31 @@ def test_a_numpy_boolean_mask_works_in_the_torch_modules():
     torch_error = error_of(lambda: ScaledDotProductAttention()(x, x, x, keep.astype(float)))
     assert type(np_error) is type(torch_error) is TypeError
     assert str(np_error) == str(torch_error)
+
+
+def nan_keys(shape):
+    k = np.ones(shape)
+    k[0, 0] = np.nan
+    return k
+
+
+HIDES_ROW_1 = np.array([[True, True, True], [False, False, False]])
+
+
+@pytest.mark.parametrize("q, k, v, mask", [
+    (np.ones(4), np.ones((3, 4)), np.ones((3, 2)), None),                      # wrong rank
+    (np.ones((2, 4), dtype=complex), np.ones((3, 4)), np.ones((3, 2)), None),  # wrong dtype
+    (np.ones((2, 4)), nan_keys((3, 4)), np.ones((3, 2)), None),                # NaN
+    (np.ones((2, 4)), np.ones((3, 5)), np.ones((3, 2)), None),                 # d_k differs
+    (np.ones((0, 4)), np.ones((3, 4)), np.ones((3, 2)), None),                 # no query
+    (np.ones((2, 2, 4)), np.ones((3, 3, 4)), np.ones((3, 3, 2)), None),        # batch axes
+    (np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 2)), np.ones((2, 3))),      # not boolean
+    (np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 2)), np.ones((3, 3), bool)),  # does not fit
+    (np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 2)), HIDES_ROW_1),          # all masked
+])
+def test_both_halves_refuse_the_same_input_with_the_same_error(q, k, v, mask):
+    np_error = error_of(lambda: scaled_dot_product_attention(q, k, v, mask=mask))
+    torch_error = error_of(lambda: ScaledDotProductAttention()(
+        torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v), mask))
+    assert type(np_error) in (ValueError, TypeError)
+    assert type(torch_error) is type(np_error) and str(torch_error) == str(np_error)

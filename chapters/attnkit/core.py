@@ -138,18 +138,7 @@ def attention(queries, keys, values=None, *, temperature: float = 1.0):
         raise ValueError(f"keys must have shape (n, d), got {k.shape}")
     if v.ndim != 2:
         raise ValueError(f"values must have shape (n, d_v), got {v.shape}")
-    check_tokens("keys", k.shape, "(n, d)")
-    check_tokens("values", v.shape, "(n, d_v)")
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"queries of shape {q.shape} and keys of shape {k.shape} must have the same "
-            f"last dimension d ({q.shape[-1]} != {k.shape[-1]})"
-        )
-    if v.shape[0] != k.shape[0]:
-        raise ValueError(
-            f"keys of shape {k.shape} and values of shape {v.shape} must have the same "
-            f"number of rows n ({k.shape[0]} != {v.shape[0]})"
-        )
+    check_qkv_shapes(np.atleast_2d(q).shape, k.shape, v.shape)   # one query is a (1, d) batch
     temperature = positive_finite(temperature, "temperature")
     scores = (q @ k.T) / temperature  # (n,) or (m, n)
     weights = softmax(scores, axis=-1)
@@ -283,6 +272,8 @@ def scaled_dot_product_attention(queries, keys, values, *, mask=None, scale=None
     ``scale=1.0`` for plain dot-product attention. Returns ``(output,
     weights)`` of shapes ``(..., m, d_v)`` and ``(..., m, n)``. Rows that the
     mask empties completely follow ``all_masked`` (see :func:`masked_softmax`).
+    An empty sequence (no query, no key) raises ``ValueError``, where
+    ``F.scaled_dot_product_attention`` returns zeros for zero keys.
     """
     q = as_float_array(queries, "queries")
     k = as_float_array(keys, "keys")
