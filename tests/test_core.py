@@ -181,7 +181,7 @@ def test_shape_mismatch_names_both_shapes():
 def test_nan_input_raises():
     K = np.ones((3, 2))
     K[1, 0] = np.nan
-    with pytest.raises(ValueError, match="keys contains NaN"):
+    with pytest.raises(ValueError, match=r"keys of shape \(3, 2\) contains NaN"):
         attention(np.ones(2), K)
 
 

@@ -3,6 +3,7 @@
 - ``core``: attention in NumPy (softmax in two forms, dot-product attention, masks,
   self-attention, scaled dot-product and multi-head attention, positional encoding)
 - ``modules``: the same in PyTorch (``nn.Module``), checked against torch's own
+- ``rules``: every input rule, written once and called by ``core`` and ``modules``
 - ``plots``: matplotlib heatmaps of attention weights
 - ``heatmap``: the interactive attention heatmap (anywidget; computed in the browser)
 - ``reversal``: the capstone's task and tiny Transformer, built from ``modules``

@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .rules import (apply_all_masked_policy, broadcast_batch, check_all_masked, check_floats,
+                    check_head_mask, check_heads_divide, check_mask_dtype, check_mask_fits,
+                    check_qkv_shapes, check_tokens, positive_finite, positive_int)
+
 __all__ = ["as_float_array", "softmax", "softmax_matrix_form", "attention"]
 
 
@@ -21,10 +25,9 @@ def as_float_array(x, name: str) -> np.ndarray:
     arr = np.asarray(x)
     if arr.dtype.kind in "biu":
         arr = arr.astype(np.float64)
-    elif arr.dtype not in (np.float32, np.float64):
-        raise TypeError(f"{name} must hold float32 or float64 numbers, got dtype {arr.dtype}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinite values; attention needs finite inputs")
+    is_float = arr.dtype in (np.float32, np.float64)
+    check_floats(name, arr.shape, arr.dtype, is_float=is_float,
+                 finite=is_float and bool(np.all(np.isfinite(arr))))
     return arr
 
 
@@ -82,27 +85,31 @@ def softmax_matrix_form(logits, axis: int = 0) -> np.ndarray:
     ``axis`` and copies each sum to every position. The default ``axis=0``
     normalises columns, the article's column-vector convention; ``axis=-1``
     normalises rows, the book's. There is no max-subtraction, so large logits
-    overflow and very negative ones underflow: both raise ``FloatingPointError``
-    instead of returning NaN.
+    overflow and very negative ones underflow: a sum of exponentials that is
+    infinite or below the dtype's smallest normal number raises
+    ``FloatingPointError`` instead of returning NaN, zeros or infinities.
     """
     a = as_float_array(logits, "logits")
     axis = _check_axis(a, axis, "logits")
     n = a.shape[axis]
     moved = np.moveaxis(a, axis, -1)  # the summed axis last, so `@ ones` sums it
-    with np.errstate(over="raise"):
-        try:
-            e = np.exp(moved)
-        except FloatingPointError:
-            limit = np.log(np.finfo(a.dtype).max)
-            raise FloatingPointError(
-                f"exp overflowed: the largest logit {a.max():.4g} exceeds "
-                f"log(max {a.dtype}) = {limit:.2f}; use softmax(), which subtracts the maximum"
-            ) from None
-    sums = e @ np.ones((n, n), dtype=a.dtype)
-    if np.any(sums == 0):
+    with np.errstate(over="ignore", invalid="ignore"):  # checked below, row by row
+        e = np.exp(moved)
+        sums = e @ np.ones((n, n), dtype=a.dtype)
+    finfo = np.finfo(a.dtype)
+    if not np.all(np.isfinite(sums)):
         raise FloatingPointError(
-            "every exp() along the axis underflowed to 0, so the sum is 0 and 0/0 would be NaN; "
-            "use softmax(), which subtracts the maximum"
+            f"exp overflowed: a sum of exp(logits) exceeds the largest {a.dtype}, "
+            f"{finfo.max:.4g} (the largest logit is {a.max():.6g}; exp alone overflows above "
+            f"log(max {a.dtype}) = {np.log(finfo.max):.2f}); use softmax(), which subtracts "
+            "the maximum"
+        )
+    # a sum below the smallest normal number has lost its digits (and 1/sum may be inf)
+    if np.any(sums < finfo.tiny):
+        raise FloatingPointError(
+            "every exp() along the axis underflowed to 0 or to a subnormal number, so the sum "
+            "has lost its precision (and 0/0 would be NaN); use softmax(), which subtracts "
+            "the maximum"
         )
     return np.moveaxis(e * np.reciprocal(sums), -1, axis)
 
@@ -131,18 +138,8 @@ def attention(queries, keys, values=None, *, temperature: float = 1.0):
         raise ValueError(f"keys must have shape (n, d), got {k.shape}")
     if v.ndim != 2:
         raise ValueError(f"values must have shape (n, d_v), got {v.shape}")
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"queries of shape {q.shape} and keys of shape {k.shape} must have the same "
-            f"last dimension d ({q.shape[-1]} != {k.shape[-1]})"
-        )
-    if v.shape[0] != k.shape[0]:
-        raise ValueError(
-            f"keys of shape {k.shape} and values of shape {v.shape} must have the same "
-            f"number of rows n ({k.shape[0]} != {v.shape[0]})"
-        )
-    if not (np.isfinite(temperature) and temperature > 0):
-        raise ValueError(f"temperature must be a positive finite number, got {temperature}")
+    check_qkv_shapes(np.atleast_2d(q).shape, k.shape, v.shape)   # one query is a (1, d) batch
+    temperature = positive_finite(temperature, "temperature")
     scores = (q @ k.T) / temperature  # (n,) or (m, n)
     weights = softmax(scores, axis=-1)
     return weights @ v, weights
@@ -168,27 +165,10 @@ def attention(queries, keys, values=None, *, temperature: float = 1.0):
 __all__ += ["causal_mask", "padding_mask", "combine_masks", "masked_softmax",
             "scaled_dot_product_attention", "self_attention"]
 
-_ALL_MASKED_CHOICES = ("raise", "zero")
-
-
 def _as_mask(mask, name: str = "mask") -> np.ndarray:
-    """``mask`` as a boolean array; any other dtype is refused with a hint."""
     m = np.asarray(mask)
-    if m.dtype != np.bool_:
-        raise TypeError(
-            f"{name} must be a boolean array (True = may attend, False = hidden), got dtype "
-            f"{m.dtype}. From 0/1 numbers use mask == 1; from an additive mask of 0 and -inf "
-            "use mask == 0"
-        )
-    if m.ndim == 0:
-        raise ValueError(f"{name} must have at least one dimension, got a scalar")
+    check_mask_dtype(name, m.dtype, is_bool=m.dtype == np.bool_)
     return m
-
-
-def _positive_int(n, name: str) -> int:
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"{name} must be a positive integer, got {n!r}")
-    return int(n)
 
 
 def causal_mask(n: int) -> np.ndarray:
@@ -198,7 +178,7 @@ def causal_mask(n: int) -> np.ndarray:
     itself included, and never to a later position. The diagonal is True, so
     no row is ever all False.
     """
-    n = _positive_int(n, "n")
+    n = positive_int(n, "n")
     return np.tril(np.ones((n, n), dtype=bool))
 
 
@@ -213,7 +193,7 @@ def padding_mask(lengths, n: int) -> np.ndarray:
     (rows) keep attending to the real tokens, and their outputs are simply
     ignored downstream.
     """
-    n = _positive_int(n, "n")
+    n = positive_int(n, "n")
     lengths = np.asarray(lengths)
     if lengths.ndim != 1 or lengths.dtype.kind not in "iu":
         raise ValueError(f"lengths must be a 1-D array of integers, got shape {lengths.shape} "
@@ -241,25 +221,10 @@ def combine_masks(*masks) -> np.ndarray:
     return np.logical_and.reduce(np.broadcast_arrays(*arrays))
 
 
-def check_mask_fits(mask_shape: tuple, target_shape: tuple, what: str = "scores") -> None:
-    """ValueError naming both shapes unless a mask of ``mask_shape`` broadcasts to
-    ``target_shape`` (shared by the NumPy and PyTorch code)."""
-    mask_shape, target_shape = tuple(mask_shape), tuple(target_shape)
-    try:
-        fits = np.broadcast_shapes(mask_shape, target_shape) == target_shape
-    except ValueError:
-        fits = False
-    if not fits:
-        raise ValueError(
-            f"mask of shape {mask_shape} does not fit {what} of shape {target_shape} "
-            "(queries on rows, keys on columns): it must broadcast to that shape"
-        )
-
-
-def _mask_for(mask, scores_shape: tuple, what: str = "scores") -> np.ndarray:
+def _mask_for(mask, scores_shape: tuple) -> np.ndarray:
     """``mask`` broadcast to ``scores_shape``, or ValueError naming both shapes."""
     m = _as_mask(mask)
-    check_mask_fits(m.shape, scores_shape, what)
+    check_mask_fits(m.shape, scores_shape)
     return np.broadcast_to(m, scores_shape)
 
 
@@ -282,42 +247,14 @@ def masked_softmax(scores, mask=None, *, all_masked: str = "raise") -> np.ndarra
 
 def _masked_softmax_in_place(x: np.ndarray, mask, all_masked: str) -> np.ndarray:
     """:func:`masked_softmax` of finite scores ``x``, overwriting ``x`` (the caller owns it)."""
-    if all_masked not in _ALL_MASKED_CHOICES:
-        raise ValueError(f"all_masked must be 'raise' or 'zero', got {all_masked!r}")
+    check_all_masked(all_masked)
     if mask is None:
         return _softmax_in_place(x)
     m = _mask_for(mask, x.shape)
     empty = ~m.any(axis=-1)  # (...,): rows with no key left
     if np.any(empty):
-        if all_masked == "raise":
-            rows = [idx[0] if len(idx) == 1 else tuple(idx) for idx in np.argwhere(empty).tolist()]
-            where = " (each index is (batch..., row))" if empty.ndim > 1 else ""
-            raise ValueError(
-                f"the mask hides every key from query row(s) {rows}{where}: softmax over no "
-                "keys is 0/0. Allow at least one key in each row, or pass all_masked='zero' "
-                "to get zero weights and a zero output there"
-            )
+        apply_all_masked_policy(np.argwhere(empty).tolist(), all_masked)
     return _softmax_in_place(x, m)
-
-
-def check_qkv_shapes(q_shape: tuple, k_shape: tuple, v_shape: tuple) -> None:
-    """ValueError naming the shapes unless queries ``(..., m, d_k)``, keys ``(..., n, d_k)``
-    and values ``(..., n, d_v)`` fit together (shared by the NumPy and PyTorch code)."""
-    q_shape, k_shape, v_shape = tuple(q_shape), tuple(k_shape), tuple(v_shape)
-    for shape, name, form in ((q_shape, "queries", "(m, d_k)"), (k_shape, "keys", "(n, d_k)"),
-                              (v_shape, "values", "(n, d_v)")):
-        if len(shape) < 2:
-            raise ValueError(f"{name} must have shape {form} (or a batch of them), got {shape}")
-    if q_shape[-1] != k_shape[-1]:
-        raise ValueError(
-            f"queries of shape {q_shape} and keys of shape {k_shape} must have the same "
-            f"last dimension d_k ({q_shape[-1]} != {k_shape[-1]})"
-        )
-    if k_shape[-2] != v_shape[-2]:
-        raise ValueError(
-            f"keys of shape {k_shape} and values of shape {v_shape} must have the same "
-            f"number of rows n ({k_shape[-2]} != {v_shape[-2]})"
-        )
 
 
 def scaled_dot_product_attention(queries, keys, values, *, mask=None, scale=None,
@@ -335,22 +272,14 @@ def scaled_dot_product_attention(queries, keys, values, *, mask=None, scale=None
     ``scale=1.0`` for plain dot-product attention. Returns ``(output,
     weights)`` of shapes ``(..., m, d_v)`` and ``(..., m, n)``. Rows that the
     mask empties completely follow ``all_masked`` (see :func:`masked_softmax`).
+    An empty sequence (no query, no key) raises ``ValueError``, where
+    ``F.scaled_dot_product_attention`` returns zeros for zero keys.
     """
     q = as_float_array(queries, "queries")
     k = as_float_array(keys, "keys")
     v = as_float_array(values, "values")
     check_qkv_shapes(q.shape, k.shape, v.shape)
-    try:
-        np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"the batch axes of queries {q.shape}, keys {k.shape} and values {v.shape} "
-            "do not broadcast"
-        ) from None
-    if scale is None:
-        scale = 1.0 / np.sqrt(q.shape[-1])
-    if not (np.isfinite(scale) and scale > 0):
-        raise ValueError(f"scale must be a positive finite number, got {scale}")
+    scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else positive_finite(scale, "scale")
     scores = q @ np.swapaxes(k, -1, -2)                     # (..., m, n), a fresh array
     scores *= np.asarray(scale, dtype=scores.dtype)         # in place: see _softmax_in_place
     if not np.all(np.isfinite(scores)):
@@ -369,8 +298,7 @@ def self_attention(X, *, mask=None, scale: float = 1.0, all_masked: str = "raise
     ``all_masked`` are as in :func:`scaled_dot_product_attention`.
     """
     x = as_float_array(X, "X")
-    if x.ndim < 2:
-        raise ValueError(f"X must have shape (n, d) (or a batch of them), got {x.shape}")
+    check_tokens("X", x.shape, "(n, d)")
     return scaled_dot_product_attention(x, x, x, mask=mask, scale=scale, all_masked=all_masked)
 
 
@@ -386,7 +314,7 @@ def sinusoidal_positional_encoding(n: int, d: int) -> np.ndarray:
     ``PE[p, 2i+1] = cos(p / 10000^(2i/d))``. For odd ``d`` the last column is a
     sine (there are ``ceil(d/2)`` sine and ``floor(d/2)`` cosine columns).
     """
-    n, d = _positive_int(n, "n"), _positive_int(d, "d")
+    n, d = positive_int(n, "n"), positive_int(d, "d")
     positions = np.arange(n)[:, None]                  # (n, 1)
     pair = np.arange(d) // 2                           # (d,): 0, 0, 1, 1, 2, ...
     angles = positions / 10000.0 ** (2 * pair / d)     # (n, d)
@@ -417,13 +345,10 @@ def split_heads(X, h: int) -> np.ndarray:
     ``h``; otherwise ``ValueError`` names the shape.
     """
     x = as_float_array(X, "X")
-    h = _positive_int(h, "h")
-    if x.ndim < 2:
-        raise ValueError(f"X must have shape (n, d_model) (or a batch of them), got {x.shape}")
+    h = positive_int(h, "h")
+    check_tokens("X", x.shape, "(n, d_model)")
     width = x.shape[-1]
-    if width % h:
-        raise ValueError(f"X of shape {x.shape} has width {width}, which h = {h} heads "
-                         f"cannot share equally ({width} is not divisible by {h})")
+    check_heads_divide(f"X of shape {x.shape}", width, h)
     heads = x.reshape(*x.shape[:-1], h, width // h)   # (..., n, h, d_k)
     return np.swapaxes(heads, -3, -2)                   # (..., h, n, d_k)
 
@@ -463,14 +388,12 @@ def multi_head_attention(X_query, X_source, W_Q, W_K, W_V, W_O, h: int, *, mask=
     ``all_masked`` as in :func:`masked_softmax`. Shape mismatches raise
     ``ValueError`` naming the shapes.
     """
-    h = _positive_int(h, "h")
+    h = positive_int(h, "h")
     xq, xs = as_float_array(X_query, "X_query"), as_float_array(X_source, "X_source")
     wq, wk = as_float_array(W_Q, "W_Q"), as_float_array(W_K, "W_K")
     wv, wo = as_float_array(W_V, "W_V"), as_float_array(W_O, "W_O")
     for arr, name in ((xq, "X_query"), (xs, "X_source")):
-        if arr.ndim < 2:
-            raise ValueError(f"{name} must have shape (tokens, width) (or a batch of them), "
-                             f"got {arr.shape}")
+        check_tokens(name, arr.shape, "(tokens, width)")
     for arr, name in ((wq, "W_Q"), (wk, "W_K"), (wv, "W_V"), (wo, "W_O")):
         if arr.ndim != 2:
             raise ValueError(f"{name} must be a matrix, got shape {arr.shape}")
@@ -484,27 +407,20 @@ def multi_head_attention(X_query, X_source, W_Q, W_K, W_V, W_O, h: int, *, mask=
     if wk.shape[1] != wq.shape[1]:
         raise ValueError(f"W_Q of shape {wq.shape} and W_K of shape {wk.shape} must have the "
                          "same number of columns h*d_k: queries and keys are compared")
-    for w, name, width in ((wq, "W_Q", "h*d_k"), (wv, "W_V", "h*d_v")):
-        if w.shape[1] % h:
-            raise ValueError(f"{name} of shape {w.shape} has {w.shape[1]} columns, which "
-                             f"h = {h} heads cannot share equally ({width})")
+    for w, name in ((wq, "W_Q"), (wv, "W_V")):
+        check_heads_divide(f"{name} of shape {w.shape} (its columns)", w.shape[1], h)
     if wo.shape[0] != wv.shape[1]:
         raise ValueError(
             f"W_O of shape {wo.shape} must have h*d_v = {wv.shape[1]} rows, one per column of "
             f"the concatenated heads (W_V has shape {wv.shape}); "
             f"W_O is (h*d_v, d_out)")
-    try:
-        np.broadcast_shapes(xq.shape[:-2], xs.shape[:-2])
-    except ValueError:
-        raise ValueError(f"the batch axes of X_query {xq.shape} and X_source {xs.shape} "
-                         "do not broadcast") from None
+    broadcast_batch({"X_query": xq.shape, "X_source": xs.shape})
     q = split_heads(xq @ wq, h)                    # (..., h, m, d_k)
     k = split_heads(xs @ wk, h)                    # (..., h, n, d_k)
     v = split_heads(xs @ wv, h)                    # (..., h, n, d_v)
     if mask is not None:
-        one_head = np.broadcast_shapes(xq.shape[:-2], xs.shape[:-2]) + (xq.shape[-2],
-                                                                           xs.shape[-2])
-        m = _mask_for(mask, one_head, "one head's weights (every head uses the mask)")
-        mask = m[..., None, :, :]                  # (..., 1, m, n): the same for every head
+        mask = _as_mask(mask)
+        check_head_mask(mask.shape, ("X_query", xq.shape), ("X_source", xs.shape))
+        mask = mask.reshape(mask.shape[:-2] + (1,) + mask.shape[-2:])  # (..., 1, m, n): every head
     heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, all_masked=all_masked)
     return merge_heads(heads) @ wo, weights        # (..., m, d_out), (..., h, m, n)

@@ -48,11 +48,39 @@ def _call(fn, *args):
 
 
 def _as_array(result, what: str) -> np.ndarray:
+    """The answer as a float32 array if it is one (its tolerance is float32's), else float64."""
     try:
-        arr = np.asarray(result, dtype=float)
+        arr = np.asarray(result)
+        return arr if arr.dtype == np.float32 else arr.astype(np.float64)
     except (TypeError, ValueError):
         raise _Failed(f"{what} should be a NumPy array, got {type(result).__name__}") from None
-    return arr
+
+
+def _near(got, expected) -> np.ndarray:
+    """Entry by entry: is the answer within rounding error of ``expected``?
+
+    The tolerance follows the answer's dtype: the square root of its machine epsilon
+    (about 3e-4 for float32, 1.5e-8 for float64), relative and absolute, so a correct
+    float32 answer passes and a float64 answer must be right to about eight digits.
+    """
+    got = np.asarray(got)
+    tol = np.sqrt(np.finfo(got.dtype if got.dtype == np.float32 else np.float64).eps)
+    return np.isclose(got, expected, rtol=tol, atol=tol)
+
+
+def _close(got, expected) -> bool:
+    return bool(np.all(_near(got, expected)))
+
+
+def _shown(expected, got) -> tuple[str, str]:
+    """``expected`` and ``got`` written with as many digits as it takes to tell them apart."""
+    expected, got = np.broadcast_arrays(np.asarray(expected, dtype=np.float64),
+                                        np.asarray(got, dtype=np.float64))
+    for digits in range(4, 18):
+        pair = tuple(str(np.round(x, digits).tolist()) for x in (expected, got))
+        if pair[0] != pair[1]:
+            break
+    return pair
 
 
 def _run(check) -> CheckResult:
@@ -74,27 +102,29 @@ def check_softmax(fn) -> CheckResult:
                           "softmax returns one weight per input entry")
         if np.any(got < 0):
             raise _Failed(f"some weights are negative ({got}); exp() makes every term positive")
-        if not np.isclose(got.sum(), 1.0):
-            raise _Failed(f"the weights sum to {got.sum():.4f}, not 1: divide by the sum of the exponentials")
-        if not np.allclose(got, softmax(vector)):
-            raise _Failed(f"softmax([1, 2, 3]) should be {np.round(softmax(vector), 4)}, you returned {np.round(got, 4)}")
+        if not _close(got.sum(), 1.0):
+            raise _Failed(f"the weights sum to {_shown(1.0, got.sum())[1]}, not 1: divide by the sum "
+                          "of the exponentials")
+        if not _close(got, softmax(vector)):
+            raise _Failed("softmax([1, 2, 3]) should be {}, you returned {}".format(
+                *_shown(softmax(vector), got)))
 
         matrix = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
         got = _as_array(_call(fn, matrix), "the result")
         if got.shape != matrix.shape:
             raise _Failed(f"for an input of shape {matrix.shape} you returned shape {got.shape}; "
                           "keep the shape and normalise each row")
-        if np.allclose(got, softmax(matrix, axis=0)):
+        if _close(got, softmax(matrix, axis=0)):
             raise _Failed("you normalised the columns (axis 0); each row must sum to 1, "
                           "so sum along the last axis with keepdims=True")
-        if np.isclose(got.sum(), 1.0):
+        if _close(got.sum(), 1.0):
             raise _Failed("the whole matrix sums to 1, but each row should: "
                           "sum along the last axis with keepdims=True, not over all entries")
-        if not np.allclose(got.sum(axis=-1), 1.0):
-            raise _Failed(f"the rows sum to {np.round(got.sum(axis=-1), 4)}, not 1")
-        if not np.allclose(got, softmax(matrix)):
-            raise _Failed(f"for [[1, 2, 3], [0, 0, 0]] the rows should be {np.round(softmax(matrix), 4).tolist()}, "
-                          f"you returned {np.round(got, 4).tolist()}")
+        if not _close(got.sum(axis=-1), 1.0):
+            raise _Failed(f"the rows sum to {_shown(1.0, got.sum(axis=-1))[1]}, not 1")
+        if not _close(got, softmax(matrix)):
+            raise _Failed("for [[1, 2, 3], [0, 0, 0]] the rows should be {}, you returned {}".format(
+                *_shown(softmax(matrix), got)))
 
         large = np.array([[1000.0, 1001.0, 1002.0], [-1000.0, -1001.0, -1002.0]])
         with np.errstate(all="ignore"):
@@ -103,9 +133,9 @@ def check_softmax(fn) -> CheckResult:
             raise _Failed("for logits near ±1000 you returned NaN or inf: exp(1000) overflows and "
                           "exp(-1000) underflows to 0. Subtract each row's maximum first; "
                           "softmax does not change when a constant is added to a row")
-        if not np.allclose(got, softmax(large)):
-            raise _Failed(f"for logits near ±1000 the rows should be {np.round(softmax(large), 4).tolist()}, "
-                          f"you returned {np.round(got, 4).tolist()}")
+        if not _close(got, softmax(large)):
+            raise _Failed("for logits near ±1000 the rows should be {}, you returned {}".format(
+                *_shown(softmax(large), got)))
         return "correct: non-negative weights, every row sums to 1, and large logits stay finite"
 
     return _run(check)
@@ -127,21 +157,23 @@ def check_single_query_attention(fn) -> CheckResult:
         if a.shape != (4,):
             raise _Failed(f"a has shape {a.shape}; with H of shape (I, d) = (4, 3) there is one weight "
                           "per encoder token, shape (I,) = (4,)")
-        if np.allclose(a, H @ z):
+        if _close(a, H @ z):
             raise _Failed("a equals the scores H z: apply softmax to them to get weights")
-        if not np.isclose(a.sum(), 1.0) or np.any(a < 0):
-            raise _Failed(f"the weights {np.round(a, 3)} are not non-negative with sum 1")
-        if not np.allclose(a, expected_a):
-            raise _Failed(f"the weights should be softmax(H z) = {np.round(expected_a, 4)}, "
-                          f"you returned {np.round(a, 4)}")
+        if np.any(a < 0) or not _close(a.sum(), 1.0):
+            raise _Failed(f"the weights {_shown(expected_a, a)[1]} are not non-negative with "
+                          f"sum 1 (they sum to {_shown(1.0, a.sum())[1]})")
+        if not _close(a, expected_a):
+            raise _Failed("the weights should be softmax(H z) = {}, you returned {}".format(
+                *_shown(expected_a, a)))
         if z_hat.shape == H.shape:
             raise _Failed("z_hat has shape (I, d): you scaled each row of H by its weight but did "
                           "not add the rows up; z_hat = a @ H has shape (d,)")
         if z_hat.shape != (3,):
             raise _Failed(f"z_hat has shape {z_hat.shape}; it is a weighted sum of the rows of H, "
                           "shape (d,) = (3,)")
-        if not np.allclose(z_hat, expected_out):
-            raise _Failed(f"z_hat should be a @ H = {np.round(expected_out, 4)}, you returned {np.round(z_hat, 4)}")
+        if not _close(z_hat, expected_out):
+            raise _Failed("z_hat should be a @ H = {}, you returned {}".format(
+                *_shown(expected_out, z_hat)))
         return "correct: the weights are softmax(H z) and z_hat is their weighted sum of the rows of H"
 
     return _run(check)
@@ -230,38 +262,37 @@ def check_masked_self_attention(fn) -> CheckResult:
         if not np.all(np.isfinite(w)):
             raise _Failed("the weights contain NaN or inf: a row whose scores are all -inf gives "
                           "0/0; did you hide the allowed keys instead of the others?")
-        if np.allclose(w, softmax(scores)):
+        if _close(w, softmax(scores)):
             raise _Failed("the weights ignore the mask: set the scores of masked keys to -np.inf "
                           "(np.where(mask, scores, -np.inf)) before the softmax")
-        if np.allclose(w, softmax(scores) * mask):
-            raise _Failed(f"the rows sum to {np.round(w.sum(axis=-1), 3)}, not 1: you zeroed the "
+        if _close(w, softmax(scores) * mask):
+            raise _Failed(f"the rows sum to {_shown(1.0, w.sum(axis=-1))[1]}, not 1: you zeroed the "
                           "masked weights after the softmax without renormalising; mask the "
                           "scores with -inf before the softmax instead")
-        if np.allclose(w, softmax(np.where(mask, scores, 0.0))):
+        if _close(w, softmax(np.where(mask, scores, 0.0))):
             raise _Failed("masked keys still get weight: a score of 0 is not 'no weight', because "
                           "exp(0) = 1. Give masked keys the score -np.inf, whose exp is 0")
-        if not np.allclose(w[~mask], 0) and np.allclose(w[mask], 0):
+        if not _close(w[~mask], 0) and _close(w[mask], 0):
             raise _Failed("your weights are non-zero exactly where the mask is False: True means "
                           "'may attend', so keep the True entries and hide the False ones")
-        if np.allclose(w, masked_softmax(scores, mask.T)) or np.allclose(w, expected_w.T):
+        if _close(w, masked_softmax(scores, mask.T)) or _close(w, expected_w.T):
             raise _Failed("your weights are transposed: row i belongs to query i and column j to "
                           "key j, and each row must sum to 1")
-        if np.allclose(w, masked_softmax(scores / np.sqrt(3), mask)):
+        if _close(w, masked_softmax(scores / np.sqrt(3), mask)):
             raise _Failed("you divided the scores by sqrt(d): this chapter's self-attention uses "
                           "the plain dot products X @ X.T (scaling comes in the next chapter)")
-        if not np.allclose(w[~mask], 0):
-            i, j = np.argwhere(~mask & ~np.isclose(w, 0))[0]
-            raise _Failed(f"query {i} gives weight {w[i, j]:.3f} to key {j}, which its mask "
+        if not _close(w[~mask], 0):
+            i, j = np.argwhere(~mask & ~_near(w, 0))[0]
+            raise _Failed(f"query {i} gives weight {_shown(0.0, w[i, j])[1]} to key {j}, which its mask "
                           "hides; masked keys must get weight exactly 0")
-        if not np.allclose(w.sum(axis=-1), 1.0):
-            raise _Failed(f"the rows of the weights sum to {np.round(w.sum(axis=-1), 3)}, not 1")
-        if not np.allclose(w, expected_w):
-            raise _Failed(f"the weights should be {np.round(expected_w, 3).tolist()}, "
-                          f"you returned {np.round(w, 3).tolist()}")
+        if not _close(w.sum(axis=-1), 1.0):
+            raise _Failed(f"the rows of the weights sum to {_shown(1.0, w.sum(axis=-1))[1]}, not 1")
+        if not _close(w, expected_w):
+            raise _Failed("the weights should be {}, you returned {}".format(*_shown(expected_w, w)))
         if out.shape != X.shape:
             raise _Failed(f"the output has shape {out.shape}; it holds one new vector per token, "
                           f"shape (n, d) = {X.shape}: output = weights @ X")
-        if not np.allclose(out, expected_out):
+        if not _close(out, expected_out):
             raise _Failed("the weights are right but the output is not weights @ X")
         return ("correct: masked keys get weight 0, every row sums to 1, and the output is "
                 "weights @ X")
@@ -296,7 +327,7 @@ def check_scaled_dot_product_attention(fn) -> CheckResult:
         if w.shape != (3, 5):
             raise _Failed(f"the weights have shape {w.shape}; with Q (m, d_k) = (3, 9) and K "
                           "(n, d_k) = (5, 9) they are (m, n) = (3, 5)")
-        if np.allclose(w, softmax(scores)):
+        if _close(w, softmax(scores)):
             raise _Failed("the weights are softmax(Q K^T) without scaling: divide the scores by "
                           "sqrt(d_k) = 3 before the softmax")
         wrong_scales = {"d_k = 9 instead of sqrt(d_k) = 3": 9.0,
@@ -304,24 +335,24 @@ def check_scaled_dot_product_attention(fn) -> CheckResult:
                         "sqrt(n) = sqrt(5), but the scale comes from d_k, not the number of "
                         "keys": np.sqrt(5.0)}
         for what, c in wrong_scales.items():
-            if np.allclose(w, softmax(scores / c)):
+            if _close(w, softmax(scores / c)):
                 raise _Failed(f"you divided the scores by {what}")
-        if np.allclose(w, softmax(scores / 3.0, axis=0)):
+        if _close(w, softmax(scores / 3.0, axis=0)):
             raise _Failed("each column sums to 1: apply the softmax along the last axis, so that "
                           "each query's row of weights sums to 1")
-        if not np.allclose(w.sum(axis=-1), 1.0) or np.any(w < 0):
-            raise _Failed(f"the rows of the weights sum to {np.round(w.sum(axis=-1), 3)}; "
+        if not _close(w.sum(axis=-1), 1.0) or np.any(w < 0):
+            raise _Failed(f"the rows of the weights sum to {_shown(1.0, w.sum(axis=-1))[1]}, not 1; "
                           "weights are non-negative and each row sums to 1")
-        if not np.allclose(w, expected_w):
-            raise _Failed(f"the weights should be softmax(Q K^T / 3) = "
-                          f"{np.round(expected_w, 3).tolist()}, you returned {np.round(w, 3).tolist()}")
+        if not _close(w, expected_w):
+            raise _Failed("the weights should be softmax(Q K^T / 3) = {}, you returned {}".format(
+                *_shown(expected_w, w)))
         if out.shape == (3, 9):
             raise _Failed("the output has width d_k = 9: you averaged the keys; the output is "
                           "weights @ V, of shape (m, d_v) = (3, 4)")
         if out.shape != (3, 4):
             raise _Failed(f"the output has shape {out.shape}; it is weights @ V, of shape "
                           "(m, d_v) = (3, 4)")
-        if not np.allclose(out, expected_out):
+        if not _close(out, expected_out):
             raise _Failed("the weights are right but the output is not weights @ V")
         return "correct: softmax(Q K^T / sqrt(d_k)) along each row, then a weighted sum of V"
 
@@ -385,7 +416,7 @@ def check_positional_encoding(fn) -> CheckResult:
         for n, d in ((6, 8), (50, 16), (1, 4), (7, 5)):
             expected = sinusoidal_positional_encoding(n, d)
             got = _as_array(_call_with_sizes(fn, n, d), "the result")
-            if got.shape == (d, n) and n != d and np.allclose(got, expected.T):
+            if got.shape == (d, n) and n != d and _close(got, expected.T):
                 raise _Failed(f"for n = {n}, d = {d} you returned shape {got.shape}, the "
                               "transpose: the encoding has one ROW per position, shape (n, d)")
             if got.shape != (n, d):
@@ -394,7 +425,7 @@ def check_positional_encoding(fn) -> CheckResult:
                               f"({n}, {d})")
             if not np.all(np.isfinite(got)):
                 raise _Failed(f"for n = {n}, d = {d} the result contains NaN or inf")
-            if np.allclose(got, expected):
+            if _close(got, expected):
                 continue
             wrong = {
                 "sine and cosine are swapped: the EVEN columns 0, 2, 4, ... hold sin and the odd "
@@ -409,30 +440,30 @@ def check_positional_encoding(fn) -> CheckResult:
                 "[0, 1, 0, 1, ...]": _sinusoids(n, d, first=1),
             }
             for what, candidate in wrong.items():
-                if np.allclose(got, candidate):
+                if _close(got, candidate):
                     raise _Failed(f"for n = {n}, d = {d}: {what}")
             half = (d + 1) // 2
             freq = 10000.0 ** (-2 * np.arange(half) / d)                  # (ceil(d/2),)
             angles = np.arange(n)[:, None] * freq                         # (n, ceil(d/2))
             blocks = np.concatenate([np.sin(angles), np.cos(angles[:, :d // 2])], axis=1)
-            if np.allclose(got, blocks):
+            if _close(got, blocks):
                 raise _Failed("you put all the sines first and all the cosines after them; this "
                               "book (like the Transformer paper) interleaves them: sin in column "
                               "2i, cos of the same angle in column 2i+1")
             base = _implied_base(got, d)
             if base is not None and not np.isclose(base, 10000.0, rtol=1e-3) and \
-                    np.allclose(got, _sinusoids(n, d, base=base), atol=1e-6):
+                    _close(got, _sinusoids(n, d, base=base)):
                 raise _Failed(f"you used the base {base:.4g} instead of 10000: PE[p, 2i] = "
                               "sin(p / 10000^(2i/d))")
-            if d % 2 and np.allclose(got[:, :-1], expected[:, :-1]):
+            if d % 2 and _close(got[:, :-1], expected[:, :-1]):
                 raise _Failed(f"for odd d = {d} the last column is wrong: column d-1 = {d - 1} is "
                               f"even, so it holds a sine, sin(p / 10000^({d - 1}/{d}))")
-            bad = np.argwhere(~np.isclose(got, expected))[0]
+            bad = np.argwhere(~_near(got, expected))[0]
             p, j = bad
             kind = "sin" if j % 2 == 0 else "cos"
+            want, have = _shown(expected[p, j], got[p, j])
             raise _Failed(f"for n = {n}, d = {d}, entry [{p}, {j}] should be {kind}({p} / "
-                          f"10000^({2 * (j // 2)}/{d})) = {expected[p, j]:.6f}, you returned "
-                          f"{got[p, j]:.6f}")
+                          f"10000^({2 * (j // 2)}/{d})) = {want}, you returned {have}")
         return ("correct: sin on the even and cos on the odd columns, frequencies "
                 "1 / 10000^(2i/d), one row per position from 0, for even and odd d")
 
@@ -580,22 +611,22 @@ def check_diagonal_mass(fn) -> CheckResult:
                         if got.numel() == 1 else "")
                 raise _Failed(f"{where} the result should have shape (h,) = {tuple(want.shape)}, "
                               f"you returned {tuple(got.shape)}.{hint}")
-            if torch.allclose(got, want, atol=1e-6):
+            if _close(got.numpy(), want.numpy()):
                 continue
             n = w.shape[-1]
             rows = torch.arange(n)
             wrapped = w[..., rows, (rows + offset) % n].mean(dim=(0, -1))
-            if torch.allclose(got, expected(w, -offset)):
+            if _close(got.numpy(), expected(w, -offset).numpy()):
                 raise _Failed(f"{where} you measured key i - offset; the pattern asks for key "
                               "i + offset (offset -1 means one step back)")
-            if torch.allclose(got, want * sum(0 <= i + offset < n for i in range(n))):
+            if _close(got.numpy(), (want * sum(0 <= i + offset < n for i in range(n))).numpy()):
                 raise _Failed(f"{where} you summed over the queries; take the mean")
-            if torch.allclose(got, wrapped):
+            if _close(got.numpy(), wrapped.numpy()):
                 raise _Failed(f"{where} you included queries whose key i + offset lies outside "
                               "0..n-1: a negative index wraps around to the end of the row. Leave "
                               "those queries out")
-            raise _Failed(f"{where} the result should be {want.numpy().round(4)}, you returned "
-                          f"{got.numpy().round(4)}")
+            raise _Failed("{} the result should be {}, you returned {}".format(
+                where, *_shown(want.numpy(), got.numpy())))
         return "correct: one mean per head, over the batch and the queries that have a key there"
 
     return _run(check)

@@ -19,6 +19,7 @@ import numpy as np
 import traitlets as t
 
 from .core import as_float_array, causal_mask, masked_softmax, sinusoidal_positional_encoding
+from .rules import positive_finite
 
 __all__ = ["AttentionHeatmap", "CONTROLS"]
 
@@ -86,8 +87,7 @@ class AttentionHeatmap(anywidget.AnyWidget):
         if (causal or positional or SELF_ATTENTION_ONLY & set(controls)) and not data["self_attention"]:
             raise ValueError("causal masks, positional encoding and shuffling need self-attention "
                              "(no separate keys)")
-        if not temperature > 0:
-            raise ValueError(f"temperature must be positive, got {temperature}")
+        temperature = positive_finite(temperature, "temperature")
         width = len(data["heads"][0]["W_Q"][0]) if data["heads"] else len(data["query_vectors"][0])
         d_k_choices = [int(c) for c in d_k_choices]
         if not all(0 < c <= width for c in d_k_choices) or (("d_k" in controls) != bool(d_k_choices)):
@@ -98,7 +98,7 @@ class AttentionHeatmap(anywidget.AnyWidget):
         if len(padding) != n:
             raise ValueError(f"padding has {len(padding)} entries for {n} keys")
         # every trait in one go: the front end's first message carries the full state
-        super().__init__(**data, controls=list(controls), temperature=float(temperature), scale=scale,
+        super().__init__(**data, controls=list(controls), temperature=temperature, scale=scale,
                          causal=causal, padding=padding, positional=positional,
                          d_k_choices=d_k_choices, d_k=d_k_choices[0] if d_k_choices else 0)
         self.weights = self.expected_weights().tolist()

@@ -11,20 +11,42 @@ key", exactly like the boolean ``attn_mask`` of
 mask is all False raises ``ValueError`` by default; with
 ``all_masked="zero"`` its weights and output are zero, which is what
 ``F.scaled_dot_product_attention`` returns. NaN is never returned.
+
+Inputs are checked by the same rules as the NumPy functions (:mod:`attnkit.rules`),
+so the same bad input raises the same ``ValueError`` or ``TypeError`` with the same
+message from either half. Two differences follow the libraries: tensors of any
+floating-point dtype are accepted (NumPy: float32 and float64, integers converted),
+and a NumPy boolean mask is accepted too (converted with ``torch.as_tensor``).
 """
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import nn
 
-from .core import check_mask_fits, check_qkv_shapes
+from . import rules
+from .core import sinusoidal_positional_encoding
 
 __all__ = ["ScaledDotProductAttention", "QKVAttention"]
 
-_ALL_MASKED_CHOICES = ("raise", "zero")
+
+def _dtype_name(t: torch.Tensor) -> str:
+    """``float32`` rather than ``torch.float32``: messages read as the NumPy half's."""
+    return str(t.dtype).removeprefix("torch.")
+
+
+def _check_input(t, name: str) -> None:
+    """The NumPy half's input rule: floating-point numbers, all of them finite."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    rules.check_floats(name, t.shape, _dtype_name(t), is_float=t.is_floating_point(),
+                       finite=t.is_floating_point() and bool(torch.isfinite(t).all()))
+
+
+def _as_mask(mask, device) -> torch.Tensor:
+    mask = torch.as_tensor(mask, device=device)
+    rules.check_mask_dtype("mask", _dtype_name(mask), is_bool=mask.dtype == torch.bool)
+    return mask
 
 
 class ScaledDotProductAttention(nn.Module):
@@ -36,45 +58,54 @@ class ScaledDotProductAttention(nn.Module):
     weights)`` of shapes ``(..., m, d_v)`` and ``(..., m, n)``. ``scale``
     defaults to ``1 / sqrt(d_k)``. Masked keys get weight exactly 0 (their
     scores are set to -inf before the softmax).
+
+    ``dropout`` is the probability with which, in training mode, each weight is
+    zeroed (and the others scaled by ``1 / (1 - dropout)``) before the weighted
+    sum, where ``F.scaled_dot_product_attention(dropout_p=...)`` and
+    ``nn.MultiheadAttention`` drop it; the same seed drops the same weights. The
+    weights returned are those before dropout (rows sum to 1), whereas
+    ``nn.MultiheadAttention`` returns the dropped ones.
+
+    Where ``F.scaled_dot_product_attention`` differs: it returns zeros for zero
+    keys (``n = 0``) where this raises ``ValueError``, and zeros for an
+    all-masked row where this raises unless ``all_masked="zero"``.
     """
 
-    def __init__(self, scale: float | None = None, all_masked: str = "raise"):
+    def __init__(self, scale: float | None = None, all_masked: str = "raise",
+                 dropout: float = 0.0):
         super().__init__()
-        if all_masked not in _ALL_MASKED_CHOICES:
-            raise ValueError(f"all_masked must be 'raise' or 'zero', got {all_masked!r}")
-        if scale is not None and not (math.isfinite(scale) and scale > 0):
-            raise ValueError(f"scale must be a positive finite number, got {scale}")
-        self.scale = scale
+        rules.check_all_masked(all_masked)
+        self.scale = None if scale is None else rules.positive_finite(scale, "scale")
         self.all_masked = all_masked
+        self.dropout = nn.Dropout(dropout)
 
     def forward(self, q, k, v, mask=None):
-        check_qkv_shapes(q.shape, k.shape, v.shape)
-        scale = self.scale if self.scale is not None else 1.0 / math.sqrt(q.shape[-1])
+        for t, name in ((q, "queries"), (k, "keys"), (v, "values")):
+            _check_input(t, name)
+        rules.check_qkv_shapes(q.shape, k.shape, v.shape)
+        scale = self.scale if self.scale is not None else q.shape[-1] ** -0.5
         scores = q @ k.transpose(-2, -1) * scale  # (..., m, n)
         if mask is None:
             weights = torch.softmax(scores, dim=-1)
-            return weights @ v, weights
-        if mask.dtype != torch.bool:
-            raise TypeError(
-                f"mask must be a boolean tensor (True = may attend), got dtype {mask.dtype}. "
-                "From 0/1 numbers use mask == 1; from an additive mask of 0 and -inf use mask == 0"
-            )
-        check_mask_fits(mask.shape, scores.shape)
+            return self.dropout(weights) @ v, weights
+        mask = _as_mask(mask, scores.device)
+        rules.check_mask_fits(mask.shape, scores.shape)
         mask = mask.expand(scores.shape)
         empty = ~mask.any(dim=-1, keepdim=True)  # (..., m, 1): rows with no key left
-        if bool(empty.any()) and self.all_masked == "raise":
-            rows = [idx[0] if len(idx) == 1 else tuple(idx)
-                    for idx in torch.nonzero(empty[..., 0]).tolist()]
-            where = " (each index is (batch..., row))" if empty.dim() > 2 else ""
-            raise ValueError(
-                f"the mask hides every key from query row(s) {rows}{where}: softmax over no "
-                "keys is 0/0. Allow at least one key in each row, or use all_masked='zero' "
-                "to get zero weights and a zero output there"
-            )
+        if bool(empty.any()):
+            rules.apply_all_masked_policy(torch.nonzero(empty[..., 0]).tolist(), self.all_masked)
         # empty rows keep their finite scores (no -inf/-inf = NaN) and are zeroed after
         scores = scores.masked_fill(~mask & ~empty, float("-inf"))
         weights = torch.softmax(scores, dim=-1).masked_fill(empty, 0.0)
-        return weights @ v, weights
+        return self.dropout(weights) @ v, weights
+
+
+def _check_layer_inputs(x_query, x_source, d_model: int) -> None:
+    """A layer's inputs: finite floats of shape ``(..., tokens, d_model)``, batches that broadcast."""
+    for t, name in ((x_query, "x_query"), (x_source, "x_source")):
+        _check_input(t, name)
+        rules.check_tokens(name, t.shape, "(tokens, d_model)", d_model)
+    rules.broadcast_batch({"x_query": x_query.shape, "x_source": x_source.shape})
 
 
 class QKVAttention(nn.Module):
@@ -96,7 +127,8 @@ class QKVAttention(nn.Module):
     def __init__(self, d_model: int, d_k: int, d_v: int | None = None, *,
                  all_masked: str = "raise"):
         super().__init__()
-        d_v = d_k if d_v is None else d_v
+        d_model, d_k = rules.positive_int(d_model, "d_model"), rules.positive_int(d_k, "d_k")
+        d_v = d_k if d_v is None else rules.positive_int(d_v, "d_v")
         self.w_q = nn.Linear(d_model, d_k, bias=False)
         self.w_k = nn.Linear(d_model, d_k, bias=False)
         self.w_v = nn.Linear(d_model, d_v, bias=False)
@@ -104,11 +136,7 @@ class QKVAttention(nn.Module):
 
     def forward(self, x_query, x_source=None, mask=None):
         x_source = x_query if x_source is None else x_source
-        d_model = self.w_q.in_features
-        for t, name in ((x_query, "x_query"), (x_source, "x_source")):
-            if t.dim() < 2 or t.shape[-1] != d_model:
-                raise ValueError(f"{name} of shape {tuple(t.shape)} must be (..., tokens, "
-                                 f"d_model) with d_model = {d_model}")
+        _check_layer_inputs(x_query, x_source, self.w_q.in_features)
         q = self.w_q(x_query)   # (..., m, d_k)
         k = self.w_k(x_source)  # (..., n, d_k)
         v = self.w_v(x_source)  # (..., n, d_v)
@@ -123,12 +151,12 @@ __all__ += ["SinusoidalPositionalEncoding"]
 class SinusoidalPositionalEncoding(nn.Module):
     """Add the Transformer's sinusoidal positional encoding to a sequence of vectors.
 
-    The encoding of positions ``0 .. max_len - 1`` is computed once, in float64,
-    and stored as the buffer ``pe`` of shape ``(max_len, d_model)``:
+    The encoding of positions ``0 .. max_len - 1`` is computed in float64 by
+    :func:`attnkit.core.sinusoidal_positional_encoding` and stored as the buffer
+    ``pe`` of shape ``(max_len, d_model)``, rounded once to the module's dtype
+    (so after ``.double()`` it is the float64 table itself):
     ``pe[p, 2i] = sin(p / 10000^(2i/d_model))`` and ``pe[p, 2i+1] = cos(p /
-    10000^(2i/d_model))``, the values of :func:`attnkit.core.
-    sinusoidal_positional_encoding`. For odd ``d_model`` the last column is a
-    sine, as there. The buffer is registered with ``persistent=False``: it
+    10000^(2i/d_model))``; for odd ``d_model`` the last column is a sine. The buffer is registered with ``persistent=False``: it
     moves and changes dtype with the module (``.to(...)``, ``.double()``) but is
     not saved in ``state_dict()``, since it can always be recomputed. It is not
     a parameter and is never trained.
@@ -141,21 +169,26 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 5000):
         super().__init__()
-        for value, name in ((d_model, "d_model"), (max_len, "max_len")):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        self.d_model, self.max_len = d_model, max_len
-        positions = torch.arange(max_len, dtype=torch.float64)[:, None]      # (max_len, 1)
-        pair = torch.arange(d_model, dtype=torch.float64) // 2                # (d,): 0, 0, 1, 1, ...
-        angles = positions / 10000.0 ** (2 * pair / d_model)                 # (max_len, d)
-        even = torch.arange(d_model) % 2 == 0                                 # sine columns
-        pe = torch.where(even, torch.sin(angles), torch.cos(angles))
-        self.register_buffer("pe", pe.to(torch.get_default_dtype()), persistent=False)
+        self.d_model = rules.positive_int(d_model, "d_model")
+        self.max_len = rules.positive_int(max_len, "max_len")
+        table = self._table().to(torch.get_default_dtype())
+        self.register_buffer("pe", table, persistent=False)
+
+    def _table(self) -> torch.Tensor:
+        """The float64 table, from the one NumPy function that computes it."""
+        return torch.from_numpy(sinusoidal_positional_encoding(self.max_len, self.d_model))
+
+    def _apply(self, fn, recurse=True):
+        # .double(), .half(), .to(...): round the buffer once from the float64 table, so that
+        # float64 after float32 has float64's accuracy
+        super()._apply(fn, recurse)
+        self.pe = self._table().to(device=self.pe.device, dtype=self.pe.dtype)
+        return self
 
     def forward(self, x):
-        if x.dim() < 2 or x.shape[-1] != self.d_model:
-            raise ValueError(f"x of shape {tuple(x.shape)} must be (..., tokens, d_model) with "
-                             f"d_model = {self.d_model}")
+        # no finite check: adding positions turns no number into NaN
+        rules.check_floats("x", x.shape, _dtype_name(x), is_float=x.is_floating_point())
+        rules.check_tokens("x", x.shape, "(tokens, d_model)", self.d_model)
         n = x.shape[-2]
         if n > self.max_len:
             raise ValueError(f"the sequence has length {n}, longer than max_len = {self.max_len}: "
@@ -171,21 +204,6 @@ class SinusoidalPositionalEncoding(nn.Module):
 __all__ += ["MultiHeadAttention", "EncoderLayer"]
 
 
-def _shared_head_mask(mask, x_query, x_source):
-    """Check that ``mask`` fits one head's weights ``(..., m, n)``; add the head axis."""
-    if mask.dtype != torch.bool:
-        raise TypeError(f"mask must be a boolean tensor (True = may attend), got dtype "
-                        f"{mask.dtype}")
-    try:
-        batch = torch.broadcast_shapes(x_query.shape[:-2], x_source.shape[:-2])
-    except RuntimeError:
-        raise ValueError(f"the batch axes of x_query {tuple(x_query.shape)} and x_source "
-                         f"{tuple(x_source.shape)} do not broadcast") from None
-    one_head = batch + (x_query.shape[-2], x_source.shape[-2])
-    check_mask_fits(mask.shape, one_head, "one head's weights (every head uses the mask)")
-    return mask.unsqueeze(-3)                   # (..., 1, m, n): shared by the heads
-
-
 class MultiHeadAttention(nn.Module):
     """Multi-head attention with ``h`` heads of width ``d_k = d_model / h``.
 
@@ -194,7 +212,8 @@ class MultiHeadAttention(nn.Module):
     ``(d_model, h*d_k)`` and its columns ``i*d_k .. (i+1)*d_k - 1`` are head
     ``i``'s ``W_Q^i``; likewise ``W_K``, ``W_V``, and ``W_O = w_o.weight.T``
     of shape ``(h*d_v, d_model)``. ``bias`` adds a bias to all four, as
-    ``nn.MultiheadAttention`` does by default.
+    ``nn.MultiheadAttention`` does by default; ``dropout`` drops attention
+    weights in training mode, as there (see :class:`ScaledDotProductAttention`).
 
     ``forward(x_query, x_source=None, mask=None, average_weights=False)``:
     ``x_query`` is ``(..., m, d_model)``; ``x_source`` (``(..., n,
@@ -209,20 +228,17 @@ class MultiHeadAttention(nn.Module):
     (``nn.MultiheadAttention`` returns NaN there).
     """
 
-    def __init__(self, d_model: int, h: int, *, bias: bool = True, all_masked: str = "raise"):
+    def __init__(self, d_model: int, h: int, *, bias: bool = True, dropout: float = 0.0,
+                 all_masked: str = "raise"):
         super().__init__()
-        for value, name in ((d_model, "d_model"), (h, "h")):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if d_model % h:
-            raise ValueError(f"d_model = {d_model} is not divisible by h = {h}: every head "
-                             "needs the same width d_k = d_model / h")
+        d_model, h = rules.positive_int(d_model, "d_model"), rules.positive_int(h, "h")
+        rules.check_heads_divide(f"MultiHeadAttention(d_model={d_model}, h={h})", d_model, h)
         self.d_model, self.h, self.d_k = d_model, h, d_model // h
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
-        self.attend = ScaledDotProductAttention(all_masked=all_masked)
+        self.attend = ScaledDotProductAttention(all_masked=all_masked, dropout=dropout)
 
     def split_heads(self, x):
         """``(..., n, h*d_k) -> (..., h, n, d_k)``: view as ``(n, h, d_k)``, then swap."""
@@ -235,12 +251,12 @@ class MultiHeadAttention(nn.Module):
 
     def forward(self, x_query, x_source=None, mask=None, average_weights: bool = False):
         x_source = x_query if x_source is None else x_source
-        for t, name in ((x_query, "x_query"), (x_source, "x_source")):
-            if t.dim() < 2 or t.shape[-1] != self.d_model:
-                raise ValueError(f"{name} of shape {tuple(t.shape)} must be (..., tokens, "
-                                 f"d_model) with d_model = {self.d_model}")
+        _check_layer_inputs(x_query, x_source, self.d_model)
         if mask is not None:
-            mask = _shared_head_mask(mask, x_query, x_source)   # (..., 1, m, n)
+            mask = _as_mask(mask, x_query.device)
+            rules.check_head_mask(mask.shape, ("x_query", x_query.shape),
+                                  ("x_source", x_source.shape))
+            mask = mask.reshape(mask.shape[:-2] + (1,) + mask.shape[-2:])  # (..., 1, m, n)
         q = self.split_heads(self.w_q(x_query))    # (..., h, m, d_k)
         k = self.split_heads(self.w_k(x_source))   # (..., h, n, d_k)
         v = self.split_heads(self.w_v(x_source))   # (..., h, n, d_k)
@@ -253,28 +269,27 @@ class MultiHeadAttention(nn.Module):
     @classmethod
     def from_torch(cls, mha: nn.MultiheadAttention, *,
                    all_masked: str = "raise") -> "MultiHeadAttention":
-        """A copy of ``mha``'s weights: the same function, in the book's conventions.
+        """A copy of ``mha``'s weights and dropout: the same function, in the book's conventions.
 
         ``mha.in_proj_weight`` ``(3*d_model, d_model)`` stacks the weights of
         the query, key and value projections (each acting as ``x @ W.T``);
-        ``mha.out_proj`` is ``w_o``. Only plain layers are supported (no
-        ``kdim``/``vdim``, ``add_bias_kv`` or ``add_zero_attn``).
+        ``mha.out_proj`` is ``w_o``. The copy has ``mha``'s dtype, so nothing is
+        rounded. Only plain layers are supported (no ``kdim``/``vdim``,
+        ``add_bias_kv`` or ``add_zero_attn``).
         """
         if not mha._qkv_same_embed_dim or mha.bias_k is not None or mha.add_zero_attn:
             raise ValueError("only nn.MultiheadAttention without kdim/vdim, add_bias_kv and "
                              "add_zero_attn can be copied")
         d = mha.embed_dim
         bias = mha.in_proj_bias is not None
-        ours = cls(d, mha.num_heads, bias=bias, all_masked=all_masked)
+        ours = cls(d, mha.num_heads, bias=bias, dropout=mha.dropout, all_masked=all_masked)
         ours = ours.to(mha.in_proj_weight.dtype)
         with torch.no_grad():
             for i, lin in enumerate((ours.w_q, ours.w_k, ours.w_v)):
                 lin.weight.copy_(mha.in_proj_weight[i * d:(i + 1) * d])
                 if bias:
                     lin.bias.copy_(mha.in_proj_bias[i * d:(i + 1) * d])
-            ours.w_o.weight.copy_(mha.out_proj.weight)
-            if bias:
-                ours.w_o.bias.copy_(mha.out_proj.bias)
+        ours.w_o.load_state_dict(mha.out_proj.state_dict())
         return ours
 
     def extra_repr(self) -> str:
@@ -287,11 +302,19 @@ class EncoderLayer(nn.Module):
     ``x -> LayerNorm(x + MultiHeadAttention(x))`` (self-attention and a
     residual connection), then ``x -> LayerNorm(x + FFN(x))`` with the
     position-wise feed-forward network ``FFN(x) = ReLU(x W_1 + b_1) W_2 +
-    b_2`` of inner width ``d_ff``. ``dropout`` (default 0) is applied where
-    ``nn.TransformerEncoderLayer`` applies it: to the attention output, inside
-    the FFN and to its output. ``attention_bias=False`` drops the biases of
-    the four attention projections, so that each head's weights are exactly
-    ``softmax(X W_Q^i (X W_K^i)^T / sqrt(d_k))``.
+    b_2`` of inner width ``d_ff``. ``bias=False`` leaves out the biases of the
+    FFN and of the LayerNorms, ``attention_bias=False`` those of the four
+    attention projections, so that each head's weights are exactly
+    ``softmax(X W_Q^i (X W_K^i)^T / sqrt(d_k))`` (``nn.TransformerEncoderLayer``'s
+    one ``bias`` sets both).
+
+    ``dropout`` (default 0) acts in training mode at the four sites of
+    ``nn.TransformerEncoderLayer``: the attention weights, the attention
+    output, inside the FFN and the FFN's output. Each dropout draws its random
+    numbers in the memory order of the tensor it drops from, as PyTorch's
+    does, so a copy made with :meth:`from_torch` and run on ``(b, n, d_model)``
+    inputs after the same seed drops the same entries and gives the same
+    output. (The weights returned are those before dropout.)
 
     ``forward(x, mask=None)`` takes ``x`` ``(..., n, d_model)`` and a mask as
     in :class:`MultiHeadAttention`; returns ``(output, weights)`` of shapes
@@ -299,38 +322,54 @@ class EncoderLayer(nn.Module):
     """
 
     def __init__(self, d_model: int, h: int, d_ff: int, *, dropout: float = 0.0,
-                 attention_bias: bool = True, all_masked: str = "raise"):
+                 bias: bool = True, attention_bias: bool = True, all_masked: str = "raise"):
         super().__init__()
-        self.self_attn = MultiHeadAttention(d_model, h, bias=attention_bias, all_masked=all_masked)
-        self.linear1 = nn.Linear(d_model, d_ff)
-        self.linear2 = nn.Linear(d_ff, d_model)
-        self.norm1 = nn.LayerNorm(d_model)
-        self.norm2 = nn.LayerNorm(d_model)
+        d_ff = rules.positive_int(d_ff, "d_ff")
+        self.self_attn = MultiHeadAttention(d_model, h, bias=attention_bias, dropout=dropout,
+                                            all_masked=all_masked)
+        d_model = self.self_attn.d_model
+        self.linear1 = nn.Linear(d_model, d_ff, bias=bias)
+        self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
+        self.norm1 = nn.LayerNorm(d_model, bias=bias)
+        self.norm2 = nn.LayerNorm(d_model, bias=bias)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x, mask=None):
         attended, weights = self.self_attn(x, mask=mask)       # (..., n, d), (..., h, n, n)
-        x = self.norm1(x + self.dropout(attended))              # residual, then LayerNorm
+        x = self.norm1(x + self._dropout_sequence_first(attended))   # residual, then LayerNorm
         inner = self.dropout(torch.relu(self.linear1(x)))       # (..., n, d_ff)
         x = self.norm2(x + self.dropout(self.linear2(inner)))  # (..., n, d)
         return x, weights
 
+    def _dropout_sequence_first(self, x):
+        """Dropout of the attention output ``(b, n, d)``, its random numbers drawn for ``(n, b, d)``.
+
+        ``nn.MultiheadAttention`` computes sequence-first and hands back a
+        transposed view; dropout draws in memory order, so this order is what
+        lets the same seed drop the same entries as ``nn.TransformerEncoderLayer``.
+        """
+        if x.dim() != 3:
+            return self.dropout(x)
+        return self.dropout(x.transpose(0, 1).contiguous()).transpose(0, 1)
+
     @classmethod
     def from_torch(cls, layer: nn.TransformerEncoderLayer, *,
                    all_masked: str = "raise") -> "EncoderLayer":
-        """A copy of a post-norm, ReLU ``nn.TransformerEncoderLayer``'s weights.
+        """A copy of a post-norm, ReLU ``nn.TransformerEncoderLayer``'s weights and dropout.
 
-        The dropout probability is copied too; LayerNorm's eps must be the
-        default 1e-5.
+        The copy has the layer's dtype, so nothing is rounded, and its biases
+        (or none, for ``bias=False``). LayerNorm's eps must be the default 1e-5.
         """
         if layer.norm_first or layer.activation_relu_or_gelu != 1:
             raise ValueError("only post-norm (norm_first=False) layers with ReLU can be copied")
-        attn = layer.self_attn
         if layer.norm1.eps != 1e-5 or layer.norm2.eps != 1e-5:
             raise ValueError("only layers with LayerNorm eps = 1e-5 can be copied")
+        attn = layer.self_attn
         ours = cls(attn.embed_dim, attn.num_heads, layer.linear1.out_features,
-                   dropout=layer.dropout.p, all_masked=all_masked)
+                   dropout=layer.dropout.p, bias=layer.linear1.bias is not None,
+                   attention_bias=attn.in_proj_bias is not None, all_masked=all_masked)
+        ours = ours.to(attn.in_proj_weight.dtype)
         ours.self_attn = MultiHeadAttention.from_torch(attn, all_masked=all_masked)
         for name in ("linear1", "linear2", "norm1", "norm2"):
             getattr(ours, name).load_state_dict(getattr(layer, name).state_dict())
-        return ours.to(attn.in_proj_weight.dtype)
+        return ours

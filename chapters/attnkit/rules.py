@@ -1,0 +1,149 @@
+"""Every input rule of attnkit, written once.
+
+The NumPy functions (:mod:`attnkit.core`) and the PyTorch modules
+(:mod:`attnkit.modules`) both call these, so that the same input gets the same
+error with the same message from either half. The rules see plain Python data
+(shapes as tuples, dtypes, flags, indices), never arrays or tensors: each half
+extracts those from its own objects.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = ["positive_int", "positive_finite", "check_all_masked", "check_floats", "check_mask_dtype",
+           "check_mask_fits", "apply_all_masked_policy", "broadcast_batch", "check_tokens",
+           "check_heads_divide", "check_qkv_shapes", "check_head_mask"]
+
+ALL_MASKED_CHOICES = ("raise", "zero")
+
+
+def positive_int(value, name: str) -> int:
+    """``value`` as an ``int`` if it is a positive integer (Python's or NumPy's), else ValueError."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def positive_finite(value, name: str) -> float:
+    """``value`` as a ``float`` if it is a positive finite number, else ValueError."""
+    if not (isinstance(value, numbers.Real) and math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive finite number, got {value}")
+    return float(value)
+
+
+def check_all_masked(choice: str) -> None:
+    if choice not in ALL_MASKED_CHOICES:
+        raise ValueError(f"all_masked must be 'raise' or 'zero', got {choice!r}")
+
+
+def check_floats(name: str, shape, dtype, *, is_float: bool, finite: bool = True) -> None:
+    """TypeError unless the input holds floating-point numbers, ValueError unless all are finite."""
+    if not is_float:
+        raise TypeError(f"{name} of shape {tuple(shape)} must hold floating-point numbers "
+                        f"(float32 or float64), got dtype {dtype}")
+    if not finite:
+        raise ValueError(f"{name} of shape {tuple(shape)} contains NaN or infinite values; "
+                         "attention needs finite inputs")
+
+
+def check_mask_dtype(name: str, dtype, *, is_bool: bool) -> None:
+    if not is_bool:
+        raise TypeError(
+            f"{name} must be boolean (True = may attend, False = hidden), got dtype {dtype}. "
+            "From 0/1 numbers use mask == 1; from an additive mask of 0 and -inf use mask == 0"
+        )
+
+
+def check_mask_fits(mask_shape, target_shape, what: str = "scores") -> None:
+    """ValueError naming both shapes unless a mask of ``mask_shape`` broadcasts to ``target_shape``."""
+    mask_shape, target_shape = tuple(mask_shape), tuple(target_shape)
+    try:
+        fits = bool(mask_shape) and np.broadcast_shapes(mask_shape, target_shape) == target_shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"mask of shape {mask_shape} does not fit {what} of shape {target_shape} "
+            "(queries on rows, keys on columns): it must broadcast to that shape"
+        )
+
+
+def apply_all_masked_policy(empty_rows: list, all_masked: str) -> None:
+    """The all-masked-row policy, for rows whose mask hides every key (softmax over none is 0/0).
+
+    ``empty_rows`` holds their indices (``[row]`` or ``[batch..., row]``). With
+    ``all_masked="raise"`` this raises ValueError naming them; with ``"zero"`` it
+    returns, and the caller gives those rows zero weights and a zero output.
+    """
+    if not empty_rows or all_masked == "zero":
+        return
+    rows = [idx[0] if len(idx) == 1 else tuple(idx) for idx in empty_rows]
+    where = " (each index is (batch..., row))" if len(empty_rows[0]) > 1 else ""
+    raise ValueError(
+        f"the mask hides every key from query row(s) {rows}{where}: softmax over no keys is "
+        "0/0. Allow at least one key in each row, or pass all_masked='zero' to get zero "
+        "weights and a zero output there"
+    )
+
+
+def broadcast_batch(shapes: dict) -> tuple:
+    """The broadcast of the batch axes (all but the last two) of ``{name: shape}``, or ValueError."""
+    try:
+        return np.broadcast_shapes(*(tuple(shape)[:-2] for shape in shapes.values()))
+    except ValueError:
+        named = ", ".join(f"{name} {tuple(shape)}" for name, shape in shapes.items())
+        raise ValueError(f"the batch axes of {named} do not broadcast") from None
+
+
+def check_tokens(name: str, shape, form: str, width: int | None = None,
+                 width_name: str = "d_model") -> None:
+    """ValueError unless ``shape`` is ``(..., tokens, width)`` with no empty token or width axis."""
+    shape = tuple(shape)
+    if len(shape) < 2:
+        raise ValueError(f"{name} must have shape {form} (or a batch of them), got {shape}")
+    if width is not None and shape[-1] != width:
+        raise ValueError(f"{name} of shape {shape} must have shape {form} with "
+                         f"{width_name} = {width}")
+    if 0 in shape[-2:]:
+        raise ValueError(f"{name} of shape {shape} is empty: attention needs at least one token "
+                         "and one coordinate")
+
+
+def check_heads_divide(what: str, width: int, h: int) -> None:
+    if width % h:
+        raise ValueError(f"{what}: width {width} is not divisible by h = {h}, so the heads "
+                         "cannot share it equally")
+
+
+def check_qkv_shapes(q_shape, k_shape, v_shape) -> tuple:
+    """ValueError naming the shapes unless queries ``(..., m, d_k)``, keys ``(..., n, d_k)`` and
+    values ``(..., n, d_v)`` fit together; returns their broadcast batch shape."""
+    q_shape, k_shape, v_shape = tuple(q_shape), tuple(k_shape), tuple(v_shape)
+    for shape, name, form in ((q_shape, "queries", "(m, d_k)"), (k_shape, "keys", "(n, d_k)"),
+                              (v_shape, "values", "(n, d_v)")):
+        check_tokens(name, shape, form)
+    if q_shape[-1] != k_shape[-1]:
+        raise ValueError(
+            f"queries of shape {q_shape} and keys of shape {k_shape} must have the same "
+            f"last dimension d_k ({q_shape[-1]} != {k_shape[-1]})"
+        )
+    if k_shape[-2] != v_shape[-2]:
+        raise ValueError(
+            f"keys of shape {k_shape} and values of shape {v_shape} must have the same "
+            f"number of rows n ({k_shape[-2]} != {v_shape[-2]})"
+        )
+    return broadcast_batch({"queries": q_shape, "keys": k_shape, "values": v_shape})
+
+
+def check_head_mask(mask_shape, query: tuple, source: tuple) -> None:
+    """A multi-head layer's mask is one head's: it must fit ``(..., m, n)``, shared by every head.
+
+    ``query`` and ``source`` are ``(name, shape)`` pairs of the layer's two inputs.
+    """
+    batch = broadcast_batch(dict([query, source]))
+    one_head = batch + (tuple(query[1])[-2], tuple(source[1])[-2])
+    check_mask_fits(mask_shape, one_head, "one head's weights (every head uses the mask)")
