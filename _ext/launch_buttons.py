@@ -30,6 +30,8 @@ LOGGER = logging.getLogger(__name__)
 
 BINDER = "https://mybinder.org"
 COLAB = "https://colab.research.google.com"
+# the theme's own icons
+ICONS = {"Binder": "_static/images/logo_binder.svg", "Colab": "_static/images/logo_colab.png"}
 NOTEBOOKS_BRANCH = "notebooks"   # where the publish workflow puts the generated notebooks
 GITHUB = re.compile(r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
                     r"(?P<owner>[\w.-]+)/(?P<name>[\w.-]+?)(?:\.git)?/?$")
@@ -95,8 +97,7 @@ def add_launch_buttons(app, pagename, templatename, context, doctree):
             or "kernelspec" not in metadata):
         return
     buttons = [{"type": "link", "text": text, "tooltip": f"Open this chapter in {text}",
-                "icon": f"_static/images/logo_{text.lower()}.{'svg' if text == 'Binder' else 'png'}",
-                "url": url, "label": f"launch-{text.lower()}-button"}
+                "icon": ICONS[text], "url": url, "label": f"launch-{text.lower()}-button"}
                for text, url in launch_links(repository, pagename).items()]
     context["header_buttons"].append({"type": "group", "tooltip": "Run this chapter",
                                       "icon": "fas fa-rocket", "buttons": buttons,
