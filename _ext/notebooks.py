@@ -65,10 +65,8 @@ if "google.colab" in sys.modules:  # Colab shows third-party widgets only when a
 
 
 def chapter_notebook(text: str, repository: dict | None, student: bool):
-    """The notebook of a chapter's MyST ``text``, set-up cell first; None for a plain page."""
+    """The notebook of a chapter's MyST ``text``, set-up cell first."""
     notebook = jupytext.reads(strip_solutions(text) if student else text, fmt="md:myst")
-    if "kernelspec" not in notebook.metadata:
-        return None
     notebook.metadata.pop("jupytext", None)   # a standalone notebook, not paired with a file
     code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
     notebook.cells.insert(0, nbformat.v4.new_code_cell(
