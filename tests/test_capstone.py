@@ -29,7 +29,7 @@ def trained():
     model = TinyTransformer(VOCAB, LENGTH)
     untrained = TinyTransformer(VOCAB, LENGTH)
     untrained.load_state_dict(model.state_dict())
-    losses = train(model, steps=600, seed=0, length=LENGTH, vocab=VOCAB)
+    losses = train(model, steps=200, seed=0, length=LENGTH, vocab=VOCAB)
     return model, untrained, losses
 
 
@@ -60,7 +60,7 @@ def test_a_head_learns_the_anti_diagonal(trained):
 def test_without_positional_encoding_the_model_is_equivariant_and_fails():
     torch.manual_seed(0)
     model = TinyTransformer(VOCAB, LENGTH, positional=False)
-    train(model, steps=300, seed=0, length=LENGTH, vocab=VOCAB)
+    train(model, steps=100, seed=0, length=LENGTH, vocab=VOCAB)
     x, y = held_out()
     assert accuracy(model, x, y) < 0.5
     perm = torch.randperm(LENGTH, generator=torch.Generator().manual_seed(3))
