@@ -2,13 +2,15 @@
 
 Measures, on this machine:
 - a clean build of the book (every notebook executed) and a rebuild from the cache;
-- each chapter's execution time and peak memory (its code run as a script, in a fresh process;
-  Binder gives about 2 GB, so every chapter must stay well under 1 GB);
+- each chapter's execution time and peak memory (its code run as a script, in a fresh process
+  pinned to one core; Binder gives about one core and 2 GB: every chapter must run in 10 s and
+  stay well under 1 GB), optionally beside the same chapter at an earlier git revision;
 - the helper's NumPy multi-head attention against torch.nn.MultiheadAttention on the CPU for
   (sequence length 256, d_model 256, 8 heads), as a ratio of times measured in one run;
 - attention's time and memory as the sequence grows (benchmarks/attention_cost.py).
 
     .venv/bin/python benchmarks/run.py [--json benchmarks/results/benchmark.json] [--skip-build]
+                                       [--compare REVISION]
 """
 
 from __future__ import annotations
@@ -42,26 +44,47 @@ def build_times() -> dict:
     return {"clean_build_s": times["clean"], "cached_rebuild_s": times["cached"]}
 
 
-def chapter_runs() -> list[dict]:
-    """Run each page's code as a script in a fresh process: wall time and peak memory."""
+def chapter_pages() -> list[str]:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    pages = [c["file"] for part in toc["parts"] for c in part["chapters"]
-             if c["file"].startswith("chapters/")]
+    return [c["file"] for part in toc["parts"] for c in part["chapters"]
+            if c["file"].startswith("chapters/")]
+
+
+def pin_to_one_core():
+    """Binder gives a reader about one core: a chapter is timed on one."""
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
+def run_page(source: str, script: Path) -> dict:
+    """Run one page's code (MyST Markdown text) as a script in a fresh process on one core."""
+    script.with_suffix(".md").write_text(source)
+    subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--to", "py:percent",
+                    "-o", str(script), str(script.with_suffix(".md"))], check=True)
+    start = time.perf_counter()
+    process = subprocess.Popen([sys.executable, str(script)], cwd=CHAPTERS,
+                               env={**os.environ, "MPLBACKEND": "Agg"},
+                               stdout=subprocess.DEVNULL, preexec_fn=pin_to_one_core)
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - start
+    if status != 0:
+        raise RuntimeError(f"{script.stem} failed when run as a script")
+    return {"seconds": seconds, "peak_memory_mib": usage.ru_maxrss / 1024}
+
+
+def chapter_runs(compare: str | None = None) -> list[dict]:
+    """Each page's time and peak memory, run as a script; with ``compare``, the same page at that
+    git revision is run right before it, so both are measured under the same conditions."""
     rows = []
     with tempfile.TemporaryDirectory() as folder:
-        for page in pages:
-            script = Path(folder) / (Path(page).name + ".py")
-            subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--to", "py:percent",
-                            "-o", str(script), str(ROOT / f"{page}.md")], check=True)
-            start = time.perf_counter()
-            process = subprocess.Popen([sys.executable, str(script)], cwd=CHAPTERS,
-                                       env={**os.environ, "MPLBACKEND": "Agg"},
-                                       stdout=subprocess.DEVNULL)
-            _, status, usage = os.wait4(process.pid, 0)
-            seconds = time.perf_counter() - start
-            if status != 0:
-                raise RuntimeError(f"{page} failed when run as a script")
-            rows.append({"page": page, "seconds": seconds, "peak_memory_mib": usage.ru_maxrss / 1024})
+        for page in chapter_pages():
+            row = {"page": page}
+            if compare:
+                old = subprocess.run(["git", "show", f"{compare}:{page}.md"], cwd=ROOT, check=True,
+                                     capture_output=True, text=True).stdout
+                before = run_page(old, Path(folder) / (Path(page).name + "-before.py"))
+                row["before"] = {"revision": compare, **before}
+            current = (ROOT / f"{page}.md").read_text()
+            rows.append(row | run_page(current, Path(folder) / (Path(page).name + ".py")))
     return rows
 
 
@@ -110,6 +133,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="write the results to this file")
     parser.add_argument("--skip-build", action="store_true", help="skip the two book builds")
+    parser.add_argument("--compare", metavar="REVISION",
+                        help="also run each page as it was at this git revision (before/after)")
     args = parser.parse_args()
 
     result = {"machine": machine()}
@@ -118,10 +143,12 @@ def main():
         result["build"] = build_times()
         print(f"clean build (every notebook executed): {result['build']['clean_build_s']:.1f} s; "
               f"cached rebuild: {result['build']['cached_rebuild_s']:.1f} s")
-    result["pages"] = chapter_runs()
-    print(f"\n{'page':<32} {'time (s)':>9} {'peak memory (MiB)':>18}")
+    result["pages"] = chapter_runs(args.compare)
+    before = f" {'before (s)':>10}" if args.compare else ""
+    print(f"\none core; target 10 s a page\n{'page':<32}{before} {'time (s)':>9} {'peak memory (MiB)':>18}")
     for row in result["pages"]:
-        print(f"{row['page']:<32} {row['seconds']:>9.2f} {row['peak_memory_mib']:>18.0f}")
+        before = f" {row['before']['seconds']:>10.2f}" if args.compare else ""
+        print(f"{row['page']:<32}{before} {row['seconds']:>9.2f} {row['peak_memory_mib']:>18.0f}")
     result["multi_head"] = mha_ratio()
     m = result["multi_head"]
     print(f"\nmulti-head attention, n = {m['n']}, d_model = {m['d_model']}, h = {m['heads']}, "
