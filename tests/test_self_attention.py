@@ -8,7 +8,7 @@ from hypothesis.extra import numpy as hnp
 
 from attnkit.core import (attention, causal_mask, combine_masks, masked_softmax, padding_mask,
                           self_attention, softmax)
-from attnkit.exercises import check_causal_mask, check_masked_self_attention
+from attnkit.exercises.self_attention import check_causal_mask, check_masked_self_attention
 
 
 def token_matrices(min_n=1, max_n=6, d=3):

@@ -7,5 +7,5 @@
 - ``plots``: matplotlib heatmaps of attention weights
 - ``heatmap``: the interactive attention heatmap (anywidget; computed in the browser)
 - ``reversal``: the capstone's task and tiny Transformer, built from ``modules``
-- ``exercises``: ``check_*`` functions for the coding exercises
+- ``exercises``: ``check_*`` functions for the coding exercises, one module per chapter
 """

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from attnkit.exercises import check_diagonal_mass
+from attnkit.exercises.tiny_transformer import check_diagonal_mass
 from attnkit.reversal import (TinyTransformer, accuracy, anti_diagonal_mass, progress_bar,
                               reversal_batch, train)
 

@@ -10,7 +10,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from attnkit.core import (causal_mask, merge_heads, multi_head_attention, padding_mask,
                           scaled_dot_product_attention, split_heads)
-from attnkit.exercises import check_merge_heads, check_split_heads
+from attnkit.exercises.multi_head_attention import check_merge_heads, check_split_heads
 from attnkit.modules import EncoderLayer, MultiHeadAttention
 
 ENTRIES = st.floats(-2, 2, allow_nan=False)

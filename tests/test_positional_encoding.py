@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from attnkit.core import scaled_dot_product_attention, self_attention, sinusoidal_positional_encoding
-from attnkit.exercises import check_positional_encoding
+from attnkit.exercises.positional_encoding import check_positional_encoding
 from attnkit.modules import SinusoidalPositionalEncoding
 
 PE = sinusoidal_positional_encoding

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnkit.core import attention, causal_mask, scaled_dot_product_attention, softmax
-from attnkit.exercises import check_scaled_dot_product_attention
+from attnkit.exercises.qkv_attention import check_scaled_dot_product_attention
 from attnkit.modules import QKVAttention, ScaledDotProductAttention
 
 

@@ -1,0 +1,38 @@
+"""Checks for the coding exercises: they say whether an answer is right, and why not.
+
+Each ``check_*`` runs the student's function on several inputs, edge cases
+included, and returns a :class:`CheckResult` whose text names the first problem
+found in plain words. A function that raises is reported, never re-raised, so an
+unfinished exercise does not stop the notebook.
+
+One module per chapter, named after the chapter's file, in the book's order:
+
+- ``attention``: ``check_softmax``, ``check_single_query_attention``
+- ``self_attention``: ``check_causal_mask``, ``check_masked_self_attention``
+- ``qkv_attention``: ``check_scaled_dot_product_attention``
+- ``multi_head_attention``: ``check_split_heads``, ``check_merge_heads``
+- ``positional_encoding``: ``check_positional_encoding``
+- ``tiny_transformer``: ``check_diagonal_mass``
+
+They are built on ``harness``: calling the student's function safely, comparing answers
+with a tolerance that follows their dtype, and turning a check's body into a
+:class:`CheckResult`. Every check is also importable from here.
+"""
+
+from .attention import check_single_query_attention, check_softmax
+from .harness import CheckResult
+from .multi_head_attention import check_merge_heads, check_split_heads
+from .positional_encoding import check_positional_encoding
+from .qkv_attention import check_scaled_dot_product_attention
+from .self_attention import check_causal_mask, check_masked_self_attention
+from .tiny_transformer import check_diagonal_mass
+
+__all__ = [
+    "CheckResult",
+    "check_softmax", "check_single_query_attention",
+    "check_causal_mask", "check_masked_self_attention",
+    "check_scaled_dot_product_attention",
+    "check_split_heads", "check_merge_heads",
+    "check_positional_encoding",
+    "check_diagonal_mass",
+]
