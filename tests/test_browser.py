@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 
 from attnkit.heatmap import AttentionHeatmap
-from browser import PageLog, drawn_weights, launch, move_slider, require_chromium, serve
-from conftest import ROOT
-from test_book import chapter_files, toc_files
+from tests.support.book import ROOT, chapter_files, toc_files
+from tests.support.browser import PageLog, drawn_weights, launch, move_slider, require_chromium, serve
 
 pytestmark = pytest.mark.build
 

@@ -25,8 +25,8 @@ import pytest
 from jupyter_client import BlockingKernelClient
 from playwright.sync_api import sync_playwright
 
-from browser import PageLog, drawn_weights, launch, move_slider, require_chromium
-from conftest import ROOT
+from tests.support.book import ROOT
+from tests.support.browser import PageLog, drawn_weights, launch, move_slider, require_chromium
 
 pytestmark = pytest.mark.build   # it opens what the built book's Binder button names
 

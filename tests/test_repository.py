@@ -2,7 +2,7 @@
 
 import yaml
 
-from conftest import ROOT
+from tests.support.book import ROOT
 
 
 def test_binder_installs_the_same_pinned_environment_with_cpu_torch():
