@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.browser import CHROMIUM, INSTALL_HINT, PageLog, launch, serve
+from tests.support.browser import CHROMIUM, INSTALL_HINT, PageLog, launch, serve
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -4,33 +4,9 @@ The normal edition is built first, with every notebook executed; the other build
 edition, a build without a repository URL) reuse its execution cache, as `make student` does.
 """
 
-import os
-import subprocess
-import time
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-# A made-up repository: the launch buttons and install cells must follow whatever is set.
-REPOSITORY_URL = "https://github.com/example-owner/example-book"
-REPOSITORY_VARIABLES = ["BOOK_REPOSITORY_URL", "BOOK_BRANCH", "GITHUB_ACTIONS", "GITHUB_REPOSITORY",
-                        "GITHUB_SERVER_URL", "GITHUB_REF_NAME", "GITHUB_HEAD_REF"]
-
-
-def build(target: str, out: Path, cache: Path | None = None, **environment) -> str:
-    """Run ``make <target> OUT=<out>``; return its log, failing the test if the build fails."""
-    env = {k: v for k, v in os.environ.items() if k not in REPOSITORY_VARIABLES} | environment
-    command = ["make", "--no-print-directory", target, f"OUT={out}"]
-    if cache is not None:
-        command.append(f"CACHE={cache}")
-    start = time.perf_counter()
-    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
-    log = result.stdout + result.stderr
-    (out / f"{target}.log").write_text(log)
-    assert result.returncode == 0, f"make {target} failed (log in {out}):\n{log[-6000:]}"
-    print(f"\nmake {target}: {time.perf_counter() - start:.1f} s")
-    return log
+from tests.support.book import REPOSITORY_URL, build
 
 
 @pytest.fixture(scope="session")

@@ -4,30 +4,10 @@ import json
 import re
 
 import pytest
-import yaml
 
-from conftest import ROOT
+from tests.support.book import chapter_files, page, toc_files
 
 pytestmark = pytest.mark.build
-
-
-def toc_files():
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-    for part in toc["parts"]:
-        files += [chapter["file"] for chapter in part["chapters"]]
-    return files
-
-
-def chapter_files():
-    """The numbered chapters (not the appendices)."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    (part,) = [p for p in toc["parts"] if p["caption"] == "Chapters"]
-    return [chapter["file"] for chapter in part["chapters"]]
-
-
-def page(html_dir, name):
-    return (html_dir / f"{name}.html").read_text(encoding="utf-8")
 
 
 def test_build_has_no_warnings(built_book):

@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 
 from attnkit.heatmap import AttentionHeatmap
-from browser import PageLog, drawn_weights, launch, move_slider, require_chromium, serve
-from conftest import ROOT
-from test_book import chapter_files, toc_files
+from tests.support.book import chapter_files, toc_files
+from tests.support.browser import PageLog, drawn_weights, launch, move_slider, require_chromium, serve
 
 pytestmark = pytest.mark.build
 
@@ -50,6 +49,14 @@ def heatmaps(page):
     if page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count():
         page.wait_for_selector("[data-attn-widget] .attn-row[data-weights]", state="attached")
     return [widgets.nth(i) for i in range(widgets.count())]
+
+
+def settle(page):
+    """Wait until whatever a page still fetches has arrived or failed, and so has reported any
+    error: the network idle, every web font and every image loaded or broken."""
+    page.wait_for_load_state("networkidle")
+    page.evaluate("() => document.fonts.ready.then(() => null)")
+    page.wait_for_function("() => [...document.images].every(image => image.complete)")
 
 
 def numpy_weights(widget):
@@ -128,7 +135,7 @@ def test_page_loads_offline_without_errors_and_typesets_math(site, name):
         assert page.locator(".math:not(:has(mjx-container))").count() == 0, "math left as TeX"
         for widget in heatmaps(page):
             assert widget.locator(".attn-cell").count() > 0
-    page.wait_for_timeout(200)  # let late requests and errors arrive
+    settle(page)
     assert log.problems() == {}
     page.close()
 
@@ -143,7 +150,7 @@ def test_every_control_recomputes_the_weights_numpy_computes(site, chapter):
     page.close()
 
 
-def test_chapter_1_heatmap_follows_its_sliders(site):
+def test_chapter_1_heatmap_follows_its_sliders(site, tmp_path):
     page, log = open_page(site, "chapters/attention")
     (widget,) = heatmaps(page)
     A = drawn_weights(widget)
@@ -156,9 +163,9 @@ def test_chapter_1_heatmap_follows_its_sliders(site):
     widget.hover()
     widget.locator(".attn-cell").nth(0).hover()
     assert widget.locator(".attn-readout").text_content().startswith("私は → I: 0.")
-    shots = ROOT / "_build" / "screenshots"
-    shots.mkdir(parents=True, exist_ok=True)
-    widget.screenshot(path=str(shots / "attention-heatmap-after-slider.png"))
+    shot = tmp_path / "attention-heatmap-after-slider.png"
+    widget.screenshot(path=str(shot))
+    print(f"screenshot: {shot}")   # pytest shows it with a failure
     assert log.problems() == {}
     page.close()
 
@@ -196,6 +203,6 @@ def test_token_labels_are_text_never_html(site):
     assert labels.count(EVIL) == 2
     assert widget.locator("select.attn-query-row option").all_text_contents()[0] == EVIL
     assert widget.locator("img").count() == 0
-    page.wait_for_timeout(200)
+    settle(page)   # an image made from a label would fail to load, then run its onerror
     assert log.dialogs == [] and log.problems() == {}
     page.close()

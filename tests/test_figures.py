@@ -4,7 +4,7 @@ import importlib.util
 
 import pytest
 
-from conftest import ROOT
+from tests.support.book import ROOT
 
 SCRIPTS = sorted((ROOT / "figures").glob("make_*.py"))
 

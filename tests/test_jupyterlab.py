@@ -25,8 +25,8 @@ import pytest
 from jupyter_client import BlockingKernelClient
 from playwright.sync_api import sync_playwright
 
-from browser import PageLog, drawn_weights, launch, move_slider, require_chromium
-from conftest import ROOT
+from tests.support.book import ROOT
+from tests.support.browser import PageLog, drawn_weights, launch, move_slider, require_chromium
 
 pytestmark = pytest.mark.build   # it opens what the built book's Binder button names
 
@@ -40,6 +40,17 @@ STDERR = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]
 #   attention-columns          is reported while the cells above its label render first;
 #                              it resolves once the label's cell has rendered.
 MISSING_REFERENCES = {"notation", "attention-columns"}
+
+
+def wait_until(condition, timeout, explain):
+    """Call ``condition`` until it returns something true, and return that; after ``timeout``
+    seconds fail with ``explain()``. For what no event announces to the test: a server's or a
+    kernel's readiness, a comm message handled in the kernel."""
+    deadline = time.monotonic() + timeout
+    while not (result := condition()):
+        assert time.monotonic() < deadline, explain()
+        time.sleep(0.1)
+    return result
 
 
 def free_port() -> int:
@@ -106,17 +117,17 @@ def lab(tmp_path_factory):
     with open(log_path, "w") as log:
         server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     lab = Lab(f"http://127.0.0.1:{port}/", token, runtime)
+
+    def answers():
+        assert server.poll() is None, f"jupyter lab exited (log {log_path}):\n{log_path.read_text()}"
+        try:
+            return lab.api("api/status")
+        except (urllib.error.URLError, ConnectionError):
+            return None
+
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, f"jupyter lab exited:\n{log_path.read_text()}"
-            try:
-                lab.api("api/status")
-                break
-            except (urllib.error.URLError, ConnectionError):
-                assert time.monotonic() < deadline, \
-                    f"jupyter lab did not answer:\n{log_path.read_text()}"
-                time.sleep(0.2)
+        wait_until(answers, 60,
+                   lambda: f"jupyter lab did not answer (log {log_path}):\n{log_path.read_text()}")
         yield lab
     finally:
         server.terminate()  # on SIGTERM the server shuts its kernels down too
@@ -155,12 +166,9 @@ def cell_count(cell_type):
 @pytest.fixture(scope="module")
 def kernel(lab, notebook, binder_urlpath):
     """A second client of the notebook's own kernel, found through the server's REST API."""
-    deadline = time.monotonic() + 60
     path = binder_urlpath.removeprefix("lab/tree/")
-    while not (sessions := [s for s in lab.api("api/sessions") if s["path"] == path]):
-        assert time.monotonic() < deadline, "opening the notebook started no kernel"
-        time.sleep(0.2)
-    (session,) = sessions
+    (session,) = wait_until(lambda: [s for s in lab.api("api/sessions") if s["path"] == path], 60,
+                            lambda: "opening the notebook started no kernel")
     client = BlockingKernelClient()
     client.load_connection_file(str(lab.runtime / f"kernel-{session['kernel']['id']}.json"))
     client.start_channels()
@@ -252,15 +260,15 @@ def test_slider_in_the_browser_reaches_the_kernel(heatmap, kernel, tmp_path):
     assert np.max(np.abs(np.array(before) - drawn_weights(heatmap))) < 1e-9
     move_slider(heatmap.locator("input.attn-temperature"), -0.5)   # τ = 10^-0.5
     drawn = drawn_weights(heatmap)
-    # the comm message reaches the kernel asynchronously: poll, bounded
-    deadline = time.monotonic() + 10
-    while True:
-        temperature, weights, expected = in_kernel(kernel, "", "[explorer.temperature, explorer.weights, "
-                                                               "explorer.expected_weights().tolist()]")
-        if temperature != before_temperature and weights != before:
-            break
-        assert time.monotonic() < deadline, "the slider's change never reached the kernel"
-        time.sleep(0.05)
+
+    def kernel_state_once_changed():
+        state = in_kernel(kernel, "", "[explorer.temperature, explorer.weights, "
+                                      "explorer.expected_weights().tolist()]")
+        return state if state[0] != before_temperature and state[1] != before else None
+
+    # the comm message reaches the kernel asynchronously
+    temperature, weights, expected = wait_until(kernel_state_once_changed, 10,
+                                                lambda: "the slider's change never reached the kernel")
     assert temperature == pytest.approx(10 ** -0.5, rel=1e-12)
     assert np.max(np.abs(np.array(weights) - drawn)) < 1e-9
     assert np.max(np.abs(np.array(expected) - drawn)) < 1e-9

@@ -8,8 +8,7 @@ import sys
 
 import pytest
 
-from conftest import REPOSITORY_URL, ROOT
-from test_book import page, toc_files
+from tests.support.book import REPOSITORY_URL, ROOT, page, toc_files
 
 CHAPTER_PAGES = [name for name in toc_files() if name.startswith("chapters/")]
 OTHER_PAGES = [name for name in toc_files() if not name.startswith("chapters/")]

@@ -12,8 +12,7 @@ import jupytext
 import nbformat
 import pytest
 
-from conftest import REPOSITORY_URL, ROOT
-from test_book import page, toc_files
+from tests.support.book import REPOSITORY_URL, ROOT, page, toc_files
 
 pytestmark = pytest.mark.build
 

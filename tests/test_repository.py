@@ -1,8 +1,28 @@
 """Files that run elsewhere (Binder, GitHub Actions) and cannot be exercised here: checked statically."""
 
+import re
+
 import yaml
 
-from conftest import ROOT
+from tests.support.book import ROOT
+
+
+def pins(path):
+    """The ``name==version`` lines of a requirements file, names normalised as PyPI does."""
+    found = {}
+    for line in path.read_text().splitlines():
+        if match := re.match(r"([A-Za-z0-9][\w.-]*)==(\S+)", line):
+            found[re.sub(r"[-_.]+", "-", match[1]).lower()] = match[2]
+    return found
+
+
+def test_lock_is_resolved_from_requirements_in():
+    direct, locked = pins(ROOT / "requirements.in"), pins(ROOT / "requirements.txt")
+    assert len(direct) >= 10 and len(locked) > len(direct)
+    assert {name: locked.get(name) for name in direct} == direct, "run make lock"
+    assert [f"{n}=={v}" for n, v in locked.items() if "+" in v] == [], "a local version label"
+    assert "attnkit" not in locked          # the book's own package is installed from the checkout
+    assert "make lock" in (ROOT / "requirements.txt").read_text()   # pip-compile's header
 
 
 def test_binder_installs_the_same_pinned_environment_with_cpu_torch():

@@ -8,7 +8,7 @@ import re
 import nbformat
 import pytest
 
-from test_book import chapter_files, page, toc_files
+from tests.support.book import chapter_files, page, toc_files
 
 pytestmark = pytest.mark.build
 

@@ -1,0 +1,60 @@
+"""The repository, its table of contents, and the book built from it."""
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+# A made-up repository: the launch buttons and install cells must follow whatever is set.
+REPOSITORY_URL = "https://github.com/example-owner/example-book"
+REPOSITORY_VARIABLES = ["BOOK_REPOSITORY_URL", "BOOK_BRANCH", "GITHUB_ACTIONS", "GITHUB_REPOSITORY",
+                        "GITHUB_SERVER_URL", "GITHUB_REF_NAME", "GITHUB_HEAD_REF"]
+
+
+def toc_files():
+    """Every page of the book, in the order of _toc.yml: the preface first."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc["parts"]:
+        files += [chapter["file"] for chapter in part["chapters"]]
+    return files
+
+
+def part_files(caption):
+    """The pages of the part of _toc.yml with this caption."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    parts = [p for p in toc["parts"] if p["caption"] == caption]
+    if len(parts) != 1:
+        raise ValueError(f"_toc.yml has {len(parts)} parts captioned {caption!r}, not one")
+    return [chapter["file"] for chapter in parts[0]["chapters"]]
+
+
+def chapter_files():
+    """The numbered chapters (not the appendices)."""
+    return part_files("Chapters")
+
+
+def page(html_dir, name):
+    """The built HTML of the page ``name`` (a path of the table of contents, without suffix)."""
+    return (html_dir / f"{name}.html").read_text(encoding="utf-8")
+
+
+def build(target: str, out: Path, cache: Path | None = None, **environment) -> str:
+    """Run ``make <target> OUT=<out>``; return its log, failing the test if the build fails.
+
+    The log is also written to ``<out>/<target>.log``, beside the build.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in REPOSITORY_VARIABLES} | environment
+    command = ["make", "--no-print-directory", target, f"OUT={out}"]
+    if cache is not None:
+        command.append(f"CACHE={cache}")
+    start = time.perf_counter()
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    log = result.stdout + result.stderr
+    (out / f"{target}.log").write_text(log)
+    assert result.returncode == 0, f"make {target} failed (log in {out}):\n{log[-6000:]}"
+    print(f"\nmake {target}: {time.perf_counter() - start:.1f} s")
+    return log
