@@ -2,7 +2,7 @@
 
 pytest may import test modules in any order, alone or together, and finds fixtures by name; a
 test module that imports another one (or conftest.py) runs that module's tests twice or depends
-on how it was started. Shared helpers live in ``tests.support``; conftest.py holds fixtures only.
+on how it was started. Shared helpers live in ``tests.support``; conftest.py holds fixtures and hooks only.
 """
 
 import ast
@@ -72,13 +72,14 @@ def test_no_module_imports_a_test_module_or_conftest(path):
     assert found == [], f"import shared helpers from tests.support instead of {found}"
 
 
-def test_conftest_holds_only_fixtures():
+def test_conftest_holds_only_fixtures_and_hooks():
     tree = ast.parse((TESTS / "conftest.py").read_text(encoding="utf-8"))
     functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
     assert functions
     for function in functions:
         decorators = [ast.unparse(d) for d in function.decorator_list]
-        assert any(d.startswith("pytest.fixture") for d in decorators), \
+        assert function.name.startswith("pytest_") or any(
+            d.startswith("pytest.fixture") for d in decorators), \
             f"conftest.py: {function.name} is not a fixture; shared helpers go in tests/support/"
-    assert not [node for node in tree.body if isinstance(node, (ast.ClassDef, ast.Assign))], \
-        "conftest.py: constants and classes go in tests/support/"
+    assert not [node for node in tree.body if isinstance(node, ast.ClassDef)], \
+        "conftest.py: classes go in tests/support/"

@@ -2,7 +2,6 @@
 
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import yaml
@@ -51,10 +50,8 @@ def build(target: str, out: Path, cache: Path | None = None, **environment) -> s
     command = ["make", "--no-print-directory", target, f"OUT={out}"]
     if cache is not None:
         command.append(f"CACHE={cache}")
-    start = time.perf_counter()
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     log = result.stdout + result.stderr
     (out / f"{target}.log").write_text(log)
     assert result.returncode == 0, f"make {target} failed (log in {out}):\n{log[-6000:]}"
-    print(f"\nmake {target}: {time.perf_counter() - start:.1f} s")
     return log
