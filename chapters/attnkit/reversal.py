@@ -33,8 +33,8 @@ def batch(batch_size: int, length: int, vocab: int, generator: torch.Generator, 
     inputs = torch.randint(0, vocab, (batch_size, length), generator=generator)
     targets = task(inputs)
     if targets.shape != inputs.shape:
-        raise ValueError(f"task must return one target per input token, shape {tuple(inputs.shape)}; "
-                         f"it returned shape {tuple(targets.shape)}")
+        raise ValueError(f"task must return one target per input token, shape "
+                         f"{tuple(inputs.shape)}; it returned shape {tuple(targets.shape)}")
     return inputs, targets
 
 
