@@ -2,8 +2,10 @@
 
 Built only from the book's own modules (:mod:`attnkit.modules`): an embedding, sinusoidal
 positional encoding, a stack of post-norm encoder layers, and a linear read-out that predicts,
-at every position, the token that belongs there in the reversed sequence. Everything is seeded,
-so a run is reproducible on the CPU.
+at every position, the token that belongs there in the target sequence. A *task* is a function
+from a batch of input sequences to their targets; the chapter's task is :func:`reverse`, and
+:func:`train` takes any other one of the same length (copying, shifting, …). Everything is
+seeded, so a run is reproducible on the CPU.
 """
 
 from __future__ import annotations
@@ -13,14 +15,32 @@ from torch import nn
 
 from .modules import EncoderLayer, SinusoidalPositionalEncoding
 
-__all__ = ["reversal_batch", "TinyTransformer", "train", "accuracy", "anti_diagonal_mass",
-           "progress_bar"]
+__all__ = ["reverse", "batch", "reversal_batch", "TinyTransformer", "train", "accuracy",
+           "anti_diagonal_mass", "progress_bar"]
+
+
+def reverse(inputs):
+    """The reversal task: the target of each ``(…, n)`` sequence is the sequence backwards."""
+    return inputs.flip(-1)
+
+
+def batch(batch_size: int, length: int, vocab: int, generator: torch.Generator, task=reverse):
+    """``(inputs, task(inputs))``: random digits ``(batch_size, length)`` and their targets.
+
+    ``task`` maps an integer tensor ``(batch_size, length)`` to targets of the same shape with
+    values in ``range(vocab)``, one target token per position.
+    """
+    inputs = torch.randint(0, vocab, (batch_size, length), generator=generator)
+    targets = task(inputs)
+    if targets.shape != inputs.shape:
+        raise ValueError(f"task must return one target per input token, shape "
+                         f"{tuple(inputs.shape)}; it returned shape {tuple(targets.shape)}")
+    return inputs, targets
 
 
 def reversal_batch(batch_size: int, length: int, vocab: int, generator: torch.Generator):
     """``(inputs, targets)``, both ``(batch_size, length)`` integer tensors; targets reverse inputs."""
-    inputs = torch.randint(0, vocab, (batch_size, length), generator=generator)
-    return inputs, inputs.flip(-1)
+    return batch(batch_size, length, vocab, generator, task=reverse)
 
 
 class TinyTransformer(nn.Module):
@@ -66,9 +86,10 @@ def progress_bar(fraction: float, width: int = 30) -> str:
 
 
 def train(model: TinyTransformer, *, steps: int, batch_size: int = 128, lr: float = 3e-3,
-          seed: int = 0, report_every: int = 0, length: int, vocab: int):
-    """Train on freshly generated reversal batches with Adam; returns the loss of every step.
+          seed: int = 0, report_every: int = 0, length: int, vocab: int, task=reverse):
+    """Train with Adam on fresh random batches of ``task``; returns the loss of every step.
 
+    ``task`` maps a batch of inputs to its targets (see :func:`batch`); the default is reversal.
     With ``report_every`` > 0 a progress bar with the loss is printed every that many steps.
     """
     torch.manual_seed(seed)
@@ -78,7 +99,7 @@ def train(model: TinyTransformer, *, steps: int, batch_size: int = 128, lr: floa
     losses = []
     model.train()
     for step in range(1, steps + 1):
-        inputs, targets = reversal_batch(batch_size, length, vocab, generator)
+        inputs, targets = batch(batch_size, length, vocab, generator, task)
         logits, _ = model(inputs)
         loss = loss_fn(logits.reshape(-1, vocab), targets.reshape(-1))
         optimiser.zero_grad()
