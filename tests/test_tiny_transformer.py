@@ -1,11 +1,11 @@
-"""The capstone's claims: the tiny Transformer learns reversal, and its attention shows it."""
+"""The capstone: the tiny Transformer learns reversal, its attention shows it, and train() takes any task."""
 
 import pytest
 import torch
 
 from attnkit.exercises.tiny_transformer import check_diagonal_mass
-from attnkit.reversal import (TinyTransformer, accuracy, anti_diagonal_mass, progress_bar,
-                              reversal_batch, train)
+from attnkit.reversal import (TinyTransformer, accuracy, anti_diagonal_mass, batch, progress_bar,
+                              reversal_batch, reverse, train)
 
 LENGTH, VOCAB = 8, 10
 
@@ -118,3 +118,31 @@ def test_check_diagonal_mass_accepts_correct_answers():
 def test_check_diagonal_mass_rejects_typical_mistakes(wrong, advice):
     result = check_diagonal_mass(wrong)
     assert not result.passed and advice in result.message
+
+
+def copy_input(inputs):
+    return inputs
+
+
+def test_batch_applies_the_task_and_reversal_is_its_default():
+    x, y = batch(4, LENGTH, VOCAB, torch.Generator().manual_seed(1), task=copy_input)
+    assert torch.equal(x, y) and x.shape == (4, LENGTH)
+    x_rev, y_rev = reversal_batch(4, LENGTH, VOCAB, torch.Generator().manual_seed(1))
+    assert torch.equal(x_rev, x) and torch.equal(y_rev, reverse(x))
+    x_default, y_default = batch(4, LENGTH, VOCAB, torch.Generator().manual_seed(1))
+    assert torch.equal(x_default, x) and torch.equal(y_default, x.flip(-1))
+
+
+def test_batch_rejects_a_task_that_changes_the_shape():
+    with pytest.raises(ValueError, match="one target per input token"):
+        batch(4, LENGTH, VOCAB, torch.Generator().manual_seed(1), task=lambda x: x[:, :-1])
+
+
+def test_copying_is_learned_without_positional_encoding():
+    """Copying is permutation equivariant, so unlike reversal it needs no positions."""
+    torch.manual_seed(0)
+    model = TinyTransformer(VOCAB, LENGTH, positional=False)
+    losses = train(model, steps=60, seed=0, length=LENGTH, vocab=VOCAB, task=copy_input)
+    x, y = batch(2000, LENGTH, VOCAB, torch.Generator().manual_seed(2024), task=copy_input)
+    assert accuracy(model, x, y) > 0.99
+    assert losses[-1] < 0.1 * losses[0]
