@@ -6,7 +6,6 @@ import os
 import re
 import subprocess
 import sys
-import venv
 
 import jupytext
 import nbformat
@@ -49,19 +48,6 @@ def test_notebook_without_repository_says_how_to_install_attnkit(built_book_with
 
 
 @pytest.fixture(scope="module")
-def python_without_attnkit(tmp_path_factory):
-    """A new virtual environment with Jupyter's kernel and nothing of the book, like a
-    student's own Jupyter: the notebook's set-up cell must bring the rest."""
-    folder = tmp_path_factory.mktemp("student-python")
-    venv.create(folder, with_pip=True)
-    python = folder / "bin" / "python"
-    subprocess.run([python, "-m", "pip", "install", "--quiet", "ipykernel", "nbclient"], check=True)
-    missing = subprocess.run([python, "-c", "import attnkit"], capture_output=True)
-    assert missing.returncode != 0
-    return python
-
-
-@pytest.fixture(scope="module")
 def local_clone(tmp_path_factory):
     """The repository, cloned: what `pip install git+URL` fetches, without a network."""
     clone = tmp_path_factory.mktemp("repository") / "clone"
@@ -74,6 +60,8 @@ def local_clone(tmp_path_factory):
 def test_downloaded_notebook_runs_alone_in_an_empty_folder(built_book, python_without_attnkit,
                                                            local_clone, tmp_path):
     url, commit = local_clone
+    missing = subprocess.run([python_without_attnkit, "-c", "import attnkit"], capture_output=True)
+    assert missing.returncode != 0, "the student's Python must start without attnkit"
     notebook = tmp_path / "attention.ipynb"   # alone: no attnkit, no chapters/ beside it
     notebook.write_bytes((built_book[0] / "_sources" / "chapters" / "attention.ipynb").read_bytes())
     env = {**os.environ, "BOOK_REPOSITORY_URL": url, "BOOK_BRANCH": commit, "MPLBACKEND": "Agg"}

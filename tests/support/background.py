@@ -1,0 +1,70 @@
+"""Slow preparations that run in the background from the session's start.
+
+A clean build executes every notebook and takes about a minute; on two cores it can run while
+the tests that need no build do, instead of before them. The same holds for the fresh Python
+environment in which a downloaded notebook is run. The normal build comes first; the student
+edition and a build without a repository URL then run side by side, both reusing its execution
+cache, as ``make student`` does.
+"""
+
+import subprocess
+import time
+import venv
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from tests.support.book import REPOSITORY_URL, build
+
+# The fixtures that wait for background work: tests that use one run after all the others.
+BUILD_FIXTURES = frozenset({"built_book", "built_student_edition", "built_book_without_repository"})
+BACKGROUND_FIXTURES = BUILD_FIXTURES | {"python_without_attnkit"}
+
+
+def make_python_without_attnkit(folder: Path) -> Path:
+    """A new virtual environment with Jupyter's kernel and nothing of the book, like a student's
+    own Jupyter: a downloaded notebook's set-up cell must bring the rest. Returns its python."""
+    venv.create(folder, with_pip=True)
+    python = folder / "bin" / "python"
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "ipykernel", "nbclient"], check=True)
+    return python
+
+
+class Background:
+    """Starts what the collected tests need; each job's result is a future, waited for by the
+    fixture that needs it (see tests/conftest.py)."""
+
+    def __init__(self, folders, needed: set[str]):
+        self.seconds: dict[str, float] = {}
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="background")
+        self.book = self.student = self.no_repository = self.python = None
+        if needed & BUILD_FIXTURES:
+            self.book_folder, self.other_folder = folders("book"), folders("book-without-repository")
+            self.book = self._start("book", build, "book", self.book_folder,
+                                    BOOK_REPOSITORY_URL=REPOSITORY_URL)
+            self.student = self._start("student edition", build, "student", self.book_folder,
+                                       after=self.book, BOOK_REPOSITORY_URL=REPOSITORY_URL)
+            self.no_repository = self._start(
+                "book without a repository", build, "book", self.other_folder, after=self.book,
+                cache=self.book_folder / "_build" / ".jupyter_cache",
+                GIT_DIR=str(self.other_folder / "no-git-here"))
+        if "python_without_attnkit" in needed:
+            self.python = self._start("a student's Python", make_python_without_attnkit,
+                                      folders("student-python"))
+
+    def _start(self, name, function, *args, after: Future | None = None, **kwargs) -> Future:
+        def job():
+            if after is not None:
+                after.result()   # a failed build fails what depends on it, with its message
+            start = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.seconds[name] = time.perf_counter() - start
+        return self._pool.submit(job)
+
+    def summary(self) -> str:
+        return "prepared in the background: " + ", ".join(
+            f"{name} {seconds:.0f} s" for name, seconds in self.seconds.items())
+
+    def close(self):
+        self._pool.shutdown(wait=True, cancel_futures=True)
