@@ -220,8 +220,30 @@ def softmax_reference(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def softmax_log_sum_exp(x):
+    top = x.max(axis=-1, keepdims=True)
+    return np.exp(x - top - np.log(np.exp(x - top).sum(axis=-1, keepdims=True)))
+
+
+def softmax_row_by_row(x):
+    rows = np.atleast_2d(x)
+    out = np.empty_like(rows)
+    for i, row in enumerate(rows):
+        e = np.exp(row - row.max())
+        out[i] = e / e.sum()
+    return out.reshape(x.shape)
+
+
 def softmax_naive(x):
     return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+
+
+def softmax_shifted_by(shift):
+    """A softmax that subtracts ``shift(x)`` instead of each row's maximum."""
+    def fn(x):
+        e = np.exp(x - shift(x))
+        return e / e.sum(axis=-1, keepdims=True)
+    return fn
 
 
 def softmax_over_columns(x):
@@ -248,31 +270,68 @@ def softmax_flattened(x):
     return softmax(x).ravel()
 
 
+def softmax_max_without_keepdims(x):
+    e = np.exp(x - x.max(axis=-1))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def softmax_sum_without_keepdims(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1)
+
+
+def softmax_of_rows_only(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def softmax_in_float64(x):
+    return softmax_reference(np.asarray(x, dtype=np.float64))
+
+
+def softmax_clipped(x):
+    return softmax_naive(np.clip(x, -500, 500))
+
+
 def softmax_unfinished(x):
     raise NotImplementedError("replace this line with your code")
 
 
-def test_check_softmax_accepts_the_reference():
-    result = check_softmax(softmax_reference)
+@pytest.mark.parametrize("fn", [softmax_reference, softmax, softmax_log_sum_exp,
+                                softmax_row_by_row])
+def test_check_softmax_accepts_correct_answers_in_float32_and_float64(fn):
+    result = check_softmax(fn)
     assert result.passed, result.message
     assert repr(result).startswith("✓")
 
 
 @pytest.mark.parametrize("wrong, advice", [
     (softmax_naive, "Subtract each row's maximum"),
+    (softmax_shifted_by(lambda x: x.mean(axis=-1, keepdims=True)),
+     "for the logits [1000.0, -1000.0, 0.0] you returned NaN"),
+    (softmax_shifted_by(lambda x: x.min(axis=-1, keepdims=True)),
+     "for the logits [1000.0, -1000.0, 0.0] you returned NaN"),
+    (softmax_shifted_by(lambda x: x.max()), "for the logits [-1000.0, -1001.0, -1002.0]"),
+    (softmax_shifted_by(lambda x: x.max(axis=0)), "Subtract each row's own maximum"),
+    (softmax_clipped, "for logits near ±1000 the rows should be"),
     (softmax_over_columns, "normalised the columns"),
     (softmax_whole_array, "whole matrix sums to 1"),
     (softmax_no_normalisation, "divide by the sum"),
+    (softmax_max_without_keepdims, "keepdims=True keeps it (m, 1)"),
+    (softmax_sum_without_keepdims, "keepdims=True keeps it (m, 1)"),
+    (softmax_of_rows_only, "raised AxisError"),
+    (softmax_in_float64, "for float32 inputs you returned the result in float64"),
     (softmax_in_place, "changed its input array in place"),
     (softmax_flattened, "returned shape (6,)"),
     (softmax_unfinished, "raised NotImplementedError"),
     (lambda x: "not an array", "should be a NumPy array"),
     (lambda x: -softmax(x), "negative"),
+    (lambda x: softmax(x).squeeze(), "softmax([7]) should be [1.0]"),
 ])
 def test_check_softmax_rejects_typical_mistakes(wrong, advice):
     result = check_softmax(wrong)
-    assert not result.passed
-    assert advice in result.message
+    assert not result
+    assert advice in result.message, result.message
     assert repr(result).startswith("✗")
 
 
@@ -283,22 +342,44 @@ def attend_reference(z, H):
     return a @ H, a
 
 
+def attend_by_hand(z, H):
+    scores = H @ z
+    e = np.exp(scores - scores.max())
+    a = e / e.sum()
+    return (a[:, None] * H).sum(axis=0), a
+
+
+def naive_softmax(s):
+    return np.exp(s) / np.exp(s).sum()
+
+
+@pytest.mark.parametrize("fn", [attend_reference, attend_by_hand,
+                                lambda z, H: (H.T @ softmax(H @ z), softmax(H @ z))])
+def test_check_attention_accepts_correct_answers_in_float32_and_float64(fn):
+    result = check_single_query_attention(fn)
+    assert result.passed, result.message
+
+
 @pytest.mark.parametrize("wrong, advice", [
     (lambda z, H: (H @ z @ H, H @ z), "equals the scores"),
     (lambda z, H: (softmax(H @ z)[:, None] * H, softmax(H @ z)), "did not add the rows up"),
-    (lambda z, H: (H.T @ z, softmax(H.T @ z)), "raised ValueError"),
+    (lambda z, H: (H.T @ z, softmax(H.T @ z)), "the weights should be softmax(H z)"),
+    (lambda z, H: (H @ softmax(H @ z), softmax(H @ z)), "z_hat is H @ a"),
     (lambda z, H: softmax(H @ z) @ H, "return a pair"),
     (lambda z, H: (softmax(H @ z) @ H, softmax(H @ z)[:2]), "one weight per encoder token"),
     (lambda z, H: (softmax(H @ z) @ H, softmax(-(H @ z))), "should be softmax(H z)"),
-    (lambda z, H: (np.zeros(3), softmax(H @ z)), "z_hat should be a @ H"),
-    (lambda z, H: (H[0], np.full(4, 0.3)), "not non-negative with sum 1"),
+    (lambda z, H: (np.zeros_like(z), softmax(H @ z)), "z_hat should be a @ H"),
+    (lambda z, H: (H[0], np.full(len(H), 0.3, dtype=H.dtype)),
+     "sum to 0.9: weights are non-negative and sum to 1"),
+    (lambda z, H: (softmax(H @ z / np.sqrt(len(z))) @ H, softmax(H @ z / len(z) ** 0.5)),
+     "divided the scores by sqrt(d)"),
+    (lambda z, H: (naive_softmax(H @ z) @ H, naive_softmax(H @ z)),
+     "use a softmax that subtracts the maximum"),
+    (lambda z, H: attend_reference(z.astype(float), H.astype(float)),
+     "for float32 inputs you returned a in float64"),
+    (lambda z, H: attend_reference(z[:3], H[:3, :3]), "one weight per encoder token"),
 ])
 def test_check_attention_rejects_typical_mistakes(wrong, advice):
     result = check_single_query_attention(wrong)
-    assert not result.passed
-    assert advice in result.message
-
-
-def test_check_attention_accepts_the_reference():
-    result = check_single_query_attention(attend_reference)
-    assert result.passed, result.message
+    assert not result
+    assert advice in result.message, result.message

@@ -1,17 +1,22 @@
 """The exercise checks' harness, and the package's layout: one module of checks per chapter."""
 
+import ast
 import importlib
 import pkgutil
 import re
+import warnings
 from pathlib import Path
+
+import jupytext
 
 import numpy as np
 import pytest
 import yaml
 
 import attnkit.exercises
-from attnkit.exercises.harness import (CheckResult, Failed, Raised, as_array, call, check, close,
-                                       near, shown)
+from attnkit.exercises.harness import (CheckFailed, CheckFailedWarning, CheckResult, Failed,
+                                       Raised, as_array, call, check, close, keeps_dtype, near,
+                                       shown)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -70,6 +75,17 @@ def test_a_change_in_place_is_reported():
         call(in_place, np.zeros(3))
 
 
+def test_tensors_are_passed_as_clones_and_a_change_in_place_is_reported():
+    torch = pytest.importorskip("torch")
+    keep = torch.ones(2, 3, dtype=torch.bool)
+    seen = []
+    call(lambda t: seen.append(t), keep)
+    assert seen[0] is not keep and torch.equal(seen[0], keep)
+    with pytest.raises(Failed, match="changed its input array in place"):
+        call(lambda t: t.logical_not_(), keep)
+    assert keep.all()                                    # the check's own tensor is untouched
+
+
 def test_an_exception_names_itself_and_the_argument_shapes():
     def unfinished(z, H, h):
         raise NotImplementedError("replace this line with your code")
@@ -98,10 +114,66 @@ def check_positive(fn):
 
 
 def test_a_returned_confirmation_passes_and_a_failure_fails():
-    assert check_positive(lambda: 1) == CheckResult(True, "correct: positive")
-    assert check_positive(lambda: -1) == CheckResult(False, "not positive")
-    assert repr(check_positive(lambda: 1)) == "✓ correct: positive"
-    assert repr(check_positive(lambda: -1)) == "✗ not positive"
+    passed, failed = check_positive(lambda: 1), check_positive(lambda: -1)
+    assert passed.passed and passed.message == "correct: positive"
+    assert not failed.passed and failed.message == "not positive"
+
+
+def test_only_a_passed_check_is_true():
+    assert check_positive(lambda: 1)
+    failed = check_positive(lambda: -1)
+    assert not failed
+    with pytest.raises(AssertionError):
+        assert check_positive(lambda: -1)
+    assert failed.message   # read: it does not warn when it goes
+
+
+def test_a_verdict_is_marked_in_text_and_in_a_notebook():
+    passed, failed = check_positive(lambda: 1), check_positive(lambda: -1)
+    assert repr(passed) == str(passed) == "✓ correct: positive"
+    assert repr(failed) == str(failed) == "✗ failed: not positive"
+    assert "✓</strong> correct: positive" in passed._repr_html_()
+    assert "✗ failed:</strong> not positive" in failed._repr_html_()
+    assert "rgb(46, 125, 50)" in passed._repr_html_()          # green
+    assert "rgb(198, 40, 40)" in failed._repr_html_()          # red
+
+
+def test_a_message_is_escaped_in_html():
+    failed = CheckResult(False, "a <b> & c")
+    assert "a &lt;b&gt; &amp; c" in failed._repr_html_()
+
+
+def test_assert_passed_raises_with_the_message_only_for_a_failure():
+    assert check_positive(lambda: 1).assert_passed() is None
+    with pytest.raises(CheckFailed, match=r"^✗ failed: not positive$") as raised:
+        check_positive(lambda: -1).assert_passed()
+    assert isinstance(raised.value, AssertionError)
+
+
+def test_a_failed_result_thrown_away_unread_warns_where_it_was_made():
+    with pytest.warns(CheckFailedWarning, match=r"✗ failed: not positive") as warned:
+        check_positive(lambda: -1)                # a bare call in a script: nothing shown
+    assert warned[0].filename == __file__         # the warning points at the call
+    with pytest.warns(CheckFailedWarning, match="not positive"):
+        assert not check_positive(lambda: -1)     # true or false says nothing of why
+
+
+@pytest.mark.parametrize("read", [repr, str, lambda r: r._repr_html_(), lambda r: r.message])
+def test_a_failed_result_that_was_read_or_a_passed_one_goes_quietly(read):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read(check_positive(lambda: -1))
+        check_positive(lambda: 1)
+        with pytest.raises(CheckFailed):
+            check_positive(lambda: -1).assert_passed()
+
+
+def test_a_result_cannot_be_changed():
+    result = check_positive(lambda: 1)
+    with pytest.raises(AttributeError):
+        result.passed = False
+    with pytest.raises(AttributeError):
+        result.message = "changed"
 
 
 def test_the_student_s_exception_is_reported_not_raised():
@@ -117,6 +189,13 @@ def test_a_bug_in_the_check_itself_is_not_blamed_on_the_student():
 def test_a_check_keeps_its_name_and_docstring():
     assert check_positive.__name__ == "check_positive"
     assert check_positive.__doc__ == "Check ``fn()``: a positive number."
+
+
+def test_keeps_dtype_names_both_dtypes_and_the_float64_scalar_trap():
+    keeps_dtype(np.ones(2, dtype=np.float32), np.float32, "the result")
+    with pytest.raises(Failed, match=r"for float32 inputs you returned the weights in "
+                                     r"float64.*np\.sqrt"):
+        keeps_dtype(np.ones(2), np.float32, "the weights")
 
 
 # --- the package: one module of checks per chapter, in the book's order --------------------------
@@ -148,7 +227,8 @@ def test_each_module_of_checks_has_its_chapter_and_its_tests(module):
 def test_the_package_exports_every_check_and_lists_its_modules_in_the_book_s_order():
     checks = {name for module in chapter_modules()
               for name in importlib.import_module(f"attnkit.exercises.{module}").__all__}
-    assert set(attnkit.exercises.__all__) == checks | {"CheckResult"}
+    assert set(attnkit.exercises.__all__) == checks | {"CheckResult", "CheckFailed",
+                                                        "CheckFailedWarning"}
     listed = re.findall(r"^- ``(\w+)``", attnkit.exercises.__doc__, re.M)
     in_book_order = [slug.replace("-", "_") for slug in book_chapters()
                      if slug.replace("-", "_") in chapter_modules()]
@@ -160,3 +240,71 @@ def test_a_chapter_imports_its_checks_from_its_own_module(slug):
     text = (ROOT / "chapters" / f"{slug}.md").read_text()
     for module in re.findall(r"^from attnkit\.exercises(\.\w+)? import", text, re.M):
         assert module == "." + slug.replace("-", "_")
+
+
+# --- every check in the book: unfinished stubs fail quietly, the chapters' solutions pass ---
+
+ALL_CHECKS = [name for name in attnkit.exercises.__all__ if name.startswith("check_")]
+
+
+def unfinished(*args):
+    raise NotImplementedError("replace this line with your code")
+
+
+@pytest.mark.parametrize("stub", [unfinished, lambda *args: None], ids=["raises", "returns None"])
+@pytest.mark.parametrize("name", ALL_CHECKS)
+def test_a_check_of_an_unfinished_stub_fails_without_raising(name, stub):
+    result = getattr(attnkit.exercises, name)(stub)
+    assert not result and result.message
+
+
+def exercise_cells(slug):
+    """The chapter's imports, and its exercise cells: (source, in a solution?) pairs."""
+    notebook = jupytext.read(ROOT / "chapters" / f"{slug}.md")
+    imports, cells, in_solution = [], [], False
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            in_solution = "{solution-start}" in cell.source or (
+                in_solution and "{solution-end}" not in cell.source)
+            continue
+        tree = ast.parse(cell.source)
+        imports += [ast.unparse(node) for node in tree.body
+                    if isinstance(node, (ast.Import, ast.ImportFrom))]
+        if re.search(r"^check_\w+\(\w+\)$", cell.source, re.M):
+            cells.append((cell.source, in_solution))
+    return "\n".join(imports), cells
+
+
+def run_exercise_cell(imports, source):
+    """Run a cell whose last line is ``check_x(fn)``; return that line's CheckResult."""
+    *body, last = source.rstrip().splitlines()
+    namespace = {}
+    exec(imports, namespace)
+    exec("\n".join(body), namespace)
+    return eval(last, namespace)
+
+
+EXERCISE_CELLS = [(slug, source, in_solution) for slug in book_chapters()
+                  for source, in_solution in exercise_cells(slug)[1]]
+
+
+def check_called(source):
+    return re.search(r"^(check_\w+)\(", source, re.M).group(1)
+
+
+def test_every_check_has_one_stub_and_one_solution_in_the_book():
+    cells = sorted((check_called(source), in_solution) for _, source, in_solution in EXERCISE_CELLS)
+    assert cells == sorted((name, in_solution) for name in ALL_CHECKS
+                           for in_solution in (False, True))
+
+
+@pytest.mark.parametrize("slug, source, in_solution", EXERCISE_CELLS,
+                         ids=[f"{check_called(source)}-{'solution' if in_solution else 'stub'}"
+                              for _, source, in_solution in EXERCISE_CELLS])
+def test_the_chapters_solutions_pass_and_their_stubs_fail_quietly(slug, source, in_solution):
+    imports, _ = exercise_cells(slug)
+    result = run_exercise_cell(imports, source)
+    assert isinstance(result, CheckResult)
+    assert result.passed == in_solution, result.message
+    if not in_solution:
+        assert "raised NotImplementedError" in result.message

@@ -358,14 +358,26 @@ def split_torch(X, h):
     return x.view(b, n, h, width // h).transpose(1, 2).numpy()
 
 
+def split_by_stacking(X, h):
+    return np.stack(np.split(X, h, axis=-1), axis=1)
+
+
 def split_in_place(X, h):
     X += 0
     X[0, 0, 0] = -1.0
     return split_reference(X, h)
 
 
-@pytest.mark.parametrize("fn", [split_reference, split_torch, split_heads])
-def test_check_split_heads_accepts_correct_solutions(fn):
+def split_by_loops_in_float64(X, h):
+    b, n, width = X.shape
+    out = np.zeros((b, h, n, width // h))
+    for i in range(h):
+        out[:, i] = X[:, :, i * (width // h):(i + 1) * (width // h)]
+    return out
+
+
+@pytest.mark.parametrize("fn", [split_reference, split_torch, split_heads, split_by_stacking])
+def test_check_split_heads_accepts_correct_solutions_in_float32_and_float64(fn):
     result = check_split_heads(fn)
     assert result.passed, result.message
 
@@ -378,17 +390,24 @@ def test_check_split_heads_accepts_correct_solutions(fn):
     (lambda X, h: X.reshape(X.shape[0], X.shape[1], -1, h).transpose(0, 3, 1, 2),
      "every h-th column"),
     (lambda X, h: split_reference(X, h).transpose(0, 1, 3, 2), "= (b, h, d_k, n)"),
+    (lambda X, h: split_reference(X, h)[..., ::-1], "the columns of each head are in reverse"),
+    (lambda X, h: np.repeat(split_reference(X, h)[..., :1], X.shape[-1] // h, axis=-1),
+     "every column of a head repeats its first column"),
+    (lambda X, h: split_reference(X, h)[:, ::-1], "entry [0, 0, 0, 0] (batch, head, token, "
+     "column) should be 0 (batch 0, token 0, head 0, column 0), you have 30 (batch 0, token 0, "
+     "head 3, column 0)"),
     (lambda X, h: X.reshape(-1, h, X.shape[-1] // h).transpose(1, 0, 2)
-     .reshape(X.shape[0], h, X.shape[1], -1), "should be 1 = 100*batch"),
-    (lambda X, h: X.reshape(X.shape[0], X.shape[1], h, -1).transpose(0, 2, 1, 3)[:, :, :, :1],
-     "should have shape (b, h, n, d_k)"),
+     .reshape(X.shape[0], h, X.shape[1], -1), "should be 10 (batch 0, token 0, head 1"),
+    (lambda X, h: split_reference(X, h)[:, :, :, :1], "should have shape (b, h, n, d_k)"),
+    (lambda X, h: split_reference(X, 2), "should have shape (b, h, n, d_k)"),
+    (split_by_loops_in_float64, "for float32 inputs you returned the result in float64"),
     (lambda X, h: 1 / 0, "ZeroDivisionError"),
     (split_in_place, "changed its input array in place"),
 ])
 def test_check_split_heads_rejects_typical_mistakes(wrong, advice):
     result = check_split_heads(wrong)
-    assert not result.passed
-    assert advice in result.message
+    assert not result
+    assert advice in result.message, result.message
 
 
 def merge_reference(Y):
@@ -397,9 +416,10 @@ def merge_reference(Y):
 
 
 @pytest.mark.parametrize("fn", [merge_reference, merge_heads,
+                                lambda Y: np.concatenate(list(Y.transpose(1, 0, 2, 3)), axis=-1),
                                 lambda Y: torch.from_numpy(Y).transpose(1, 2).contiguous()
                                 .view(Y.shape[0], Y.shape[2], -1).numpy()])
-def test_check_merge_heads_accepts_correct_solutions(fn):
+def test_check_merge_heads_accepts_correct_solutions_in_float32_and_float64(fn):
     result = check_merge_heads(fn)
     assert result.passed, result.message
 
@@ -407,12 +427,18 @@ def test_check_merge_heads_accepts_correct_solutions(fn):
 @pytest.mark.parametrize("wrong, advice", [
     (lambda Y: Y.reshape(Y.shape[0], Y.shape[2], -1), "without moving the head axis back"),
     (lambda Y: Y.transpose(0, 2, 3, 1).reshape(Y.shape[0], Y.shape[2], -1), "interleaved"),
+    (lambda Y: merge_reference(Y[..., ::-1]), "the columns of each head are reversed"),
+    (lambda Y: merge_reference(Y[:, ::-1]), "the heads are in reverse order"),
+    (lambda Y: merge_reference(np.repeat(Y[..., :1], Y.shape[-1], axis=-1)),
+     "should be 1 (batch 0, token 0, head 0, column 1), you have 0 (batch 0, token 0, head 0, "
+     "column 0)"),
     (lambda Y: Y.transpose(0, 2, 1, 3), "now concatenate the heads"),
     (lambda Y: Y.reshape(Y.shape[0], -1, Y.shape[-1]), "should have shape (b, n, h*d_v)"),
-    (lambda Y: merge_reference(Y) + 1, "should be"),
+    (lambda Y: merge_reference(Y) + 0.5, "0.5, which is no entry of the input"),
+    (lambda Y: merge_reference(Y).astype(np.float64), "you returned the result in float64"),
     (lambda Y: "not an array", "should be a NumPy array"),
 ])
 def test_check_merge_heads_rejects_typical_mistakes(wrong, advice):
     result = check_merge_heads(wrong)
-    assert not result.passed
-    assert advice in result.message
+    assert not result
+    assert advice in result.message, result.message

@@ -299,6 +299,7 @@ def test_check_positional_encoding_accepts_correct_answers(fn):
     (pe_article_style, "ceil(d/2) sine columns"),
     (pe_odd_last_cos, "last column is wrong"),
     (lambda n, d: pe_reference(n, d)[:, :d - d % 2], "shape (7, 4)"),
+    (lambda n, d: pe_reference(n, max(d, 2)), "for n = 3, d = 1 you returned shape (3, 2)"),
     (lambda n, d: pe_reference(n, d) * 2, "entry [0, 1] should be cos"),
     (lambda n, d: np.full((n, d), np.nan), "NaN or inf"),
     (lambda n, d: "PE", "should be a NumPy array"),

@@ -1,5 +1,7 @@
 """Chapter 3's helpers: scaled dot-product attention in NumPy and PyTorch, against torch's own."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -8,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnkit.core import attention, causal_mask, scaled_dot_product_attention, softmax
-from attnkit.exercises.qkv_attention import check_scaled_dot_product_attention
+from attnkit.exercises.qkv_attention import check_mask_forms, check_scaled_dot_product_attention
 from attnkit.modules import QKVAttention, ScaledDotProductAttention
 
 
@@ -189,36 +191,167 @@ def test_module_leaks_nothing_past_a_causal_mask(n, seed):
         assert torch.equal(layer(x, mask=keep)[0][:t_], layer(changed, mask=keep)[0][:t_])
 
 
-# --- the exercise check ---------------------------------------------------------------
+# --- the exercise checks ---------------------------------------------------------------
 
 def sdpa_reference(Q, K, V):
-    weights = softmax(Q @ K.T / np.sqrt(K.shape[-1]))
+    weights = softmax(Q @ K.T / K.shape[-1] ** 0.5)
     return weights @ V, weights
+
+
+def sdpa_by_hand(Q, K, V):
+    scores = Q @ K.T / math.sqrt(Q.shape[1])
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights = e / e.sum(axis=1, keepdims=True)
+    return weights @ V, weights
+
+
+def sdpa_in_torch(Q, K, V):
+    out, weights = ScaledDotProductAttention()(*(torch.from_numpy(a) for a in (Q, K, V)))
+    return out.numpy(), weights.numpy()
 
 
 def _weights_then(fn):
     return lambda Q, K, V: (fn(Q, K) @ V, fn(Q, K))
 
 
-def test_check_sdpa_accepts_the_reference():
-    result = check_scaled_dot_product_attention(sdpa_reference)
+def naive_softmax(x):
+    return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+
+
+def sdpa_in_place(Q, K, V):
+    Q /= K.shape[-1] ** 0.5
+    weights = softmax(Q @ K.T)
+    return weights @ V, weights
+
+
+@pytest.mark.parametrize("fn", [sdpa_reference, sdpa_by_hand, sdpa_in_torch])
+def test_check_sdpa_accepts_correct_answers_in_float32_and_float64(fn):
+    result = check_scaled_dot_product_attention(fn)
     assert result.passed, result.message
 
 
 @pytest.mark.parametrize("wrong, advice", [
-    (_weights_then(lambda Q, K: softmax(Q @ K.T)), "without scaling"),
-    (_weights_then(lambda Q, K: softmax(Q @ K.T / K.shape[-1])), "d_k = 9 instead"),
+    (_weights_then(lambda Q, K: softmax(Q @ K.T)), "softmax(Q K^T), without scaling"),
+    (_weights_then(lambda Q, K: softmax(Q @ K.T / 3.0)), "3, the sqrt(d_k) of one example"),
+    (_weights_then(lambda Q, K: softmax(Q @ K.T / K.shape[-1])),
+     "you divided the scores by d_k = 9"),
     (lambda Q, K, V: (softmax(Q @ K.T / np.sqrt(V.shape[-1])) @ V,
                       softmax(Q @ K.T / np.sqrt(V.shape[-1]))), "sqrt(d_v)"),
-    (_weights_then(lambda Q, K: softmax(Q @ K.T / np.sqrt(K.shape[0]))), "number of keys"),
-    (_weights_then(lambda Q, K: softmax(Q @ K.T / 3.0, axis=0)), "each column sums to 1"),
+    (_weights_then(lambda Q, K: softmax(Q @ K.T / K.shape[0] ** 0.5)), "number of keys"),
+    (_weights_then(lambda Q, K: softmax(Q @ K.T / Q.shape[0] ** 0.5)), "number of queries"),
+    (_weights_then(lambda Q, K: softmax(Q @ K.T * K.shape[-1] ** 0.5)),
+     "you multiplied the scores by sqrt(d_k)"),
+    (_weights_then(lambda Q, K: softmax(Q @ K.T / K.shape[-1] ** 0.5, axis=0)),
+     "each column sums to 1"),
+    (_weights_then(lambda Q, K: softmax((Q @ K.T / K.shape[-1] ** 0.5).ravel())
+                   .reshape(len(Q), len(K))), "the rows of the weights sum to"),
     (lambda Q, K, V: (None, softmax(K @ Q.T / 3.0)), "not K @ Q.T"),
     (lambda Q, K, V: (softmax(Q @ K.T / 3) @ K, softmax(Q @ K.T / 3)), "averaged the keys"),
-    (lambda Q, K, V: (softmax(Q @ K.T / 3) @ V * 2, softmax(Q @ K.T / 3)), "not weights @ V"),
-    (_weights_then(lambda Q, K: softmax(-Q @ K.T / 3)), "should be softmax(Q K^T / 3)"),
+    (lambda Q, K, V: (sdpa_reference(Q, K, V)[0] * 2, sdpa_reference(Q, K, V)[1]),
+     "not weights @ V"),
+    (lambda Q, K, V: (sdpa_reference(Q, K, V)[1] @ V[:, :1], sdpa_reference(Q, K, V)[1]),
+     "the output has shape (3, 1)"),
+    (_weights_then(lambda Q, K: softmax(-Q @ K.T / K.shape[-1] ** 0.5)),
+     "should be softmax(Q K^T / sqrt(9))"),
+    (_weights_then(lambda Q, K: naive_softmax(Q @ K.T / K.shape[-1] ** 0.5)),
+     "Subtract each row's maximum first"),
+    (lambda Q, K, V: (softmax(Q @ K.T / np.sqrt(K.shape[-1])) @ V,
+                      softmax(Q @ K.T / np.sqrt(K.shape[-1]))),
+     "for float32 inputs you returned the weights in float64"),
     (lambda Q, K, V: softmax(Q @ K.T / 3) @ V, "return a pair"),
+    (sdpa_in_place, "changed its input array in place"),
 ])
 def test_check_sdpa_rejects_typical_mistakes(wrong, advice):
-    result = check_scaled_dot_product_attention(wrong)
-    assert not result.passed
-    assert advice in result.message
+    with np.errstate(all="ignore"):
+        result = check_scaled_dot_product_attention(wrong)
+    assert not result
+    assert advice in result.message, result.message
+
+
+def mask_forms_reference(keep, dtype):
+    masked_out = ~keep
+    return masked_out, torch.zeros(keep.shape, dtype=dtype).masked_fill(masked_out,
+                                                                       float("-inf"))
+
+
+def mask_forms_by_where(keep, dtype):
+    minus_inf = torch.tensor(float("-inf"), dtype=dtype)
+    return keep.logical_not(), torch.where(keep, torch.tensor(0.0, dtype=dtype), minus_inf)
+
+
+def mask_forms_by_log(keep, dtype):
+    return keep == 0, torch.log(keep.to(dtype))         # log 1 = 0, log 0 = -inf
+
+
+@pytest.mark.parametrize("fn", [mask_forms_reference, mask_forms_by_where, mask_forms_by_log])
+def test_check_mask_forms_accepts_correct_answers(fn):
+    result = check_mask_forms(fn)
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 5)])
+def test_the_forms_of_one_mask_agree_in_pytorch(shape):
+    """What the exercise teaches, checked: every form gives the same attention."""
+    generator = torch.Generator().manual_seed(0)
+    keep = torch.rand(shape, generator=generator) < 0.6
+    keep[..., 0] = True                                       # every query keeps a key
+    masked_out, additive = mask_forms_reference(keep, torch.float32)
+    q = torch.randn(*shape[:-1], 8, generator=generator)
+    k = torch.randn(*shape[:-2], shape[-1], 8, generator=generator)
+    v = torch.randn(*shape[:-2], shape[-1], 4, generator=generator)
+    by_keep = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+    by_additive = F.scaled_dot_product_attention(q, k, v, attn_mask=additive)
+    by_masked_out = F.scaled_dot_product_attention(q, k, v, attn_mask=~masked_out)
+    assert torch.allclose(by_keep, by_additive, atol=1e-6)
+    assert torch.equal(by_keep, by_masked_out)
+    assert torch.equal(additive != float("-inf"), keep)       # and back again
+
+
+def with_additive(additive):
+    """A mask_forms whose masked_out is right and whose additive is ``additive(keep, dtype)``."""
+    return lambda keep, dtype: (~keep, additive(keep, dtype))
+
+
+def keep_not_negated(keep, dtype):
+    return keep, mask_forms_reference(keep, dtype)[1]
+
+
+def negated_in_place(keep, dtype):
+    return keep.logical_not_(), mask_forms_reference(~keep, dtype)[1]
+
+
+@pytest.mark.parametrize("wrong, advice", [
+    (keep_not_negated, "masked_out equals keep"),
+    (lambda keep, dtype: ((~keep).int(), mask_forms_reference(keep, dtype)[1]),
+     "return booleans"),
+    (lambda keep, dtype: (~keep.transpose(-1, -2), mask_forms_reference(keep, dtype)[1]),
+     "masked_out is the transpose of ~keep"),
+    (lambda keep, dtype: (~keep.transpose(-1, -2) if keep.shape[-1] == keep.shape[-2] else ~keep,
+                          mask_forms_reference(keep, dtype)[1]), "masked_out is the transpose"),
+    (lambda keep, dtype: (~keep ^ (torch.arange(keep.shape[-1]) == 1),
+                          mask_forms_reference(keep, dtype)[1]), "masked_out[0, 1] should be"),
+    (with_additive(lambda keep, dtype: keep.to(dtype)), "keep as 0.0/1.0"),
+    (with_additive(lambda keep, dtype: (~keep).to(dtype) * float("-inf")), "0 * (-inf) is NaN"),
+    (with_additive(lambda keep, dtype: torch.zeros(keep.shape, dtype=dtype)
+                   .masked_fill(keep, float("-inf"))), "-inf where keep is True"),
+    (with_additive(lambda keep, dtype: torch.zeros(keep.shape, dtype=dtype)
+                   .masked_fill(~keep, -1e9)), "-1e9"),
+    (with_additive(lambda keep, dtype: torch.ones(keep.shape, dtype=dtype)
+                   .masked_fill(~keep, float("-inf"))), "exactly 0 where keep allows"),
+    (with_additive(lambda keep, dtype: torch.zeros(keep.shape)
+                   .masked_fill(~keep, float("-inf"))),
+     "for a (4, 4) causal mask and dtype = torch.float64 additive has dtype torch.float32"),
+    (with_additive(lambda keep, dtype: torch.zeros(keep.shape, dtype=dtype)
+                   .masked_fill(~keep.transpose(-1, -2), float("-inf"))),
+     "additive is the transpose of the right mask"),
+    (with_additive(lambda keep, dtype: mask_forms_reference(keep, dtype)[1][..., :1, :]
+                   .expand(keep.shape)), "gives query 1 the weight"),
+    (with_additive(lambda keep, dtype: mask_forms_reference(keep, dtype)[1].numpy()),
+     "return two torch tensors"),
+    (lambda keep, dtype: mask_forms_reference(keep, dtype)[1], "return a pair"),
+    (negated_in_place, "changed its input array in place"),
+])
+def test_check_mask_forms_rejects_typical_mistakes(wrong, advice):
+    result = check_mask_forms(wrong)
+    assert not result
+    assert advice in result.message, result.message

@@ -8,7 +8,8 @@ from hypothesis.extra import numpy as hnp
 
 from attnkit.core import (attention, causal_mask, combine_masks, masked_softmax, padding_mask,
                           self_attention, softmax)
-from attnkit.exercises.self_attention import check_causal_mask, check_masked_self_attention
+from attnkit.exercises.self_attention import (check_causal_mask, check_masked_self_attention,
+                                             check_padding_mask)
 
 
 def token_matrices(min_n=1, max_n=6, d=3):
@@ -250,26 +251,31 @@ def causal_reference(n):
     return np.tril(np.ones((n, n), dtype=bool))
 
 
-def test_check_causal_mask_accepts_the_reference():
-    result = check_causal_mask(causal_reference)
+@pytest.mark.parametrize("fn", [causal_reference, causal_mask,
+                                lambda n: np.arange(n)[None, :] <= np.arange(n)[:, None],
+                                lambda n: np.tri(n, dtype=bool)])
+def test_check_causal_mask_accepts_correct_answers(fn):
+    result = check_causal_mask(fn)
     assert result.passed, result.message
-    assert check_causal_mask(lambda n: np.arange(n)[None, :] <= np.arange(n)[:, None]).passed
 
 
 @pytest.mark.parametrize("wrong, advice", [
     (lambda n: np.triu(np.ones((n, n), dtype=bool)), "use np.tril, not np.triu"),
     (lambda n: np.triu(np.ones((n, n), dtype=bool), k=1), "flip the mask"),
     (lambda n: np.tril(np.ones((n, n), dtype=bool), k=-1), "the diagonal is False"),
+    (lambda n: np.tril(np.ones((n, n), dtype=bool), k=1), "also allows key i + 1"),
     (lambda n: np.tril(np.ones((n, n))), "return booleans"),
+    (lambda n: np.tri(n), "return booleans"),
     (lambda n: np.ones((n, n), dtype=bool), "every key is allowed"),
     (lambda n: np.tril(np.ones((n, n + 1), dtype=bool)), "shape (4, 4)"),
+    (lambda n: np.tril(np.ones((4, 4), dtype=bool)), "for n = 1 you returned shape (4, 4)"),
     (lambda n: np.eye(n, dtype=bool), "entry [1, 0] should be True"),
     (lambda n: 1 / 0, "raised ZeroDivisionError"),
 ])
 def test_check_causal_mask_rejects_typical_mistakes(wrong, advice):
     result = check_causal_mask(wrong)
-    assert not result.passed
-    assert advice in result.message
+    assert not result
+    assert advice in result.message, result.message
 
 
 def softmax_allowing_minus_inf(x):
@@ -283,8 +289,42 @@ def masked_self_attention_reference(X, mask):
     return weights @ X, weights
 
 
+def masked_with_a_large_negative_number(X, mask):
+    weights = softmax_allowing_minus_inf(np.where(mask, X @ X.T, -1e9))
+    return weights @ X, weights
+
+
+def masked_by_multiplying_allowed_maximum(X, mask):
+    scores = X @ X.T
+    top = np.where(mask, scores, -np.inf).max(axis=-1, keepdims=True)
+    e = np.exp(np.where(mask, scores - top, -np.inf))
+    weights = e / e.sum(axis=-1, keepdims=True)
+    return weights @ X, weights
+
+
+def masked_by_multiplying_overall_maximum(X, mask):
+    scores = X @ X.T
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True)) * mask
+    weights = e / e.sum(axis=-1, keepdims=True)
+    return weights @ X, weights
+
+
+def masked_in_place(X, mask):
+    X *= 1.0
+    X[0, 0] += 1.0
+    return masked_self_attention_reference(X, mask)
+
+
 def _weights_then(fn):
     return lambda X, mask: (fn(X, mask) @ X, fn(X, mask))
+
+
+@pytest.mark.parametrize("fn", [masked_self_attention_reference,
+                                masked_with_a_large_negative_number,
+                                masked_by_multiplying_allowed_maximum])
+def test_check_masked_self_attention_accepts_correct_answers_in_float32_and_float64(fn):
+    result = check_masked_self_attention(fn)
+    assert result.passed, result.message
 
 
 @pytest.mark.parametrize("wrong, advice", [
@@ -295,21 +335,91 @@ def _weights_then(fn):
      "True means"),
     (_weights_then(lambda X, m: softmax(np.where(m, X @ X.T, -np.inf))),
      "refuses -inf scores on purpose"),
-    (_weights_then(lambda X, m: masked_softmax(X @ X.T / np.sqrt(3), m)), "sqrt(d)"),
+    (_weights_then(lambda X, m: masked_softmax(X @ X.T / np.sqrt(X.shape[1]), m)), "sqrt(d)"),
     (_weights_then(lambda X, m: masked_softmax(X @ X.T, m).T), "transposed"),
+    (_weights_then(lambda X, m: softmax_allowing_minus_inf(np.where(m.T, X @ X.T, -np.inf))),
+     "mask[i, j], not mask[j, i]"),
+    (_weights_then(lambda X, m: softmax_allowing_minus_inf(np.where(m, X @ X.T, -np.inf).T).T),
+     "normalise each row"),
     (lambda X, m: (masked_softmax(X @ X.T, m).T @ X, masked_softmax(X @ X.T, m)),
      "the output is not weights @ X"),
     (lambda X, m: (masked_softmax(X @ X.T, m)[:, :, None] * X, masked_softmax(X @ X.T, m)),
      "output has shape (4, 4, 3)"),
     (lambda X, m: masked_softmax(X @ X.T, m), "return a pair"),
+    (_weights_then(lambda X, m: np.exp(np.where(m, X @ X.T, -np.inf))
+                   / np.exp(np.where(m, X @ X.T, -np.inf)).sum(axis=-1, keepdims=True)),
+     "np.exp(1000) overflows"),
+    (masked_by_multiplying_overall_maximum, "largest score the row may attend to"),
+    (lambda X, m: masked_self_attention_reference(X.astype(float), m),
+     "for float32 inputs you returned the weights in float64"),
+    (masked_in_place, "changed its input array in place"),
 ])
 def test_check_masked_self_attention_rejects_typical_mistakes(wrong, advice):
     with np.errstate(all="ignore"):
         result = check_masked_self_attention(wrong)
-    assert not result.passed
-    assert advice in result.message
+    assert not result
+    assert advice in result.message, result.message
 
 
-def test_check_masked_self_attention_accepts_the_reference():
-    result = check_masked_self_attention(masked_self_attention_reference)
+def padding_mask_reference(lengths, n, left=False):
+    positions = np.arange(n)
+    column = lengths[:, None]
+    real = positions >= n - column if left else positions < column
+    return real[:, None, :]
+
+
+def padding_mask_by_loops(lengths, n, left=False):
+    mask = np.zeros((len(lengths), 1, n), dtype=bool)
+    for s, length in enumerate(lengths):
+        if left:
+            mask[s, 0, n - length:] = True
+        else:
+            mask[s, 0, :length] = True
+    return mask
+
+
+def padding_mask_by_flipping(lengths, n, left=False):
+    right = padding_mask(lengths, n)
+    return right[..., ::-1] if left else right
+
+
+def right_padded(lengths, n, left=False):
+    return (np.arange(n) < lengths[:, None])[:, None, :]
+
+
+@pytest.mark.parametrize("fn", [padding_mask_reference, padding_mask_by_loops,
+                                padding_mask_by_flipping])
+def test_check_padding_mask_accepts_correct_answers(fn):
+    result = check_padding_mask(fn)
     assert result.passed, result.message
+
+
+def test_check_padding_mask_agrees_with_the_helper_on_right_padding():
+    lengths = np.array([3, 5, 1])
+    assert np.array_equal(padding_mask_reference(lengths, 5), padding_mask(lengths, 5))
+
+
+@pytest.mark.parametrize("wrong, advice", [
+    (lambda lengths, n, left=False: right_padded(lengths, n)[:, 0], "= (b, n). Add a middle axis"),
+    (lambda lengths, n, left=False: right_padded(lengths, n).transpose(0, 2, 1),
+     "which hides query rows"),
+    (lambda lengths, n, left=False: right_padded(lengths, n).transpose(0, 2, 1)
+     & right_padded(lengths, n), "you hid the padded queries (rows) as well"),
+    (lambda lengths, n, left=False: np.broadcast_to(right_padded(lengths, n),
+                                                    (len(lengths), n, n)),
+     "should have shape (b, 1, n) = (3, 1, 5)"),
+    (lambda lengths, n, left=False: ~right_padded(lengths, n), "flip it"),
+    (lambda lengths, n, left=False: right_padded(lengths, n).astype(int), "return booleans"),
+    (lambda lengths, n, left=False: (np.arange(n) <= lengths[:, None])[:, None, :],
+     "j < lengths[s], not j <= lengths[s]"),
+    (right_padded, "with left=True the padding comes first"),
+    (lambda lengths, n, left=False: (np.arange(n) >= lengths[:, None])[:, None, :] if left
+     else right_padded(lengths, n), "j >= n - lengths[s]"),
+    (lambda lengths, n: right_padded(lengths, n), "raised TypeError"),
+    (lambda lengths, n, left=False: padding_mask_reference(lengths[::-1].copy(), n, left),
+     "entry [0, 0, 1] should be True"),
+])
+def test_check_padding_mask_rejects_typical_mistakes(wrong, advice):
+    result = check_padding_mask(wrong)
+    assert not result
+    assert advice in result.message, result.message

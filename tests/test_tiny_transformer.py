@@ -114,10 +114,17 @@ def test_check_diagonal_mass_accepts_correct_answers():
     (lambda w, k: w[..., 0, :].mean((0, -1)), "should be"),
     (lambda w, k: w[..., torch.arange(2), torch.arange(2) + k + 10].mean((0, -1)),
      "raised IndexError"),
+    (lambda w, k: torch.diagonal(w, k, dim1=-2, dim2=-1).sum(-1).mean(0) / w.shape[-1],
+     "you divided by all n = 5 queries; only the 4 queries"),
+    (lambda w, k: diagonal_mass_reference(w, k).float(), "dtype torch.float64, and offset 1 "
+     "you returned dtype torch.float32"),
+    (lambda w, k: diagonal_mass_reference(w, k).numpy(), "return a torch tensor"),
+    (lambda w, k: diagonal_mass_reference(w.mul_(2), k) / 2, "changed its input array in place"),
 ])
 def test_check_diagonal_mass_rejects_typical_mistakes(wrong, advice):
     result = check_diagonal_mass(wrong)
-    assert not result.passed and advice in result.message
+    assert not result
+    assert advice in result.message, result.message
 
 
 def copy_input(inputs):

@@ -1,15 +1,18 @@
 """Checks for the coding exercises: they say whether an answer is right, and why not.
 
-Each ``check_*`` runs the student's function on several inputs, edge cases
-included, and returns a :class:`CheckResult` whose text names the first problem
-found in plain words. A function that raises is reported, never re-raised, so an
-unfinished exercise does not stop the notebook.
+Each ``check_*`` runs the student's function on several inputs, edge cases and inputs
+chosen to expose typical mistakes included, in float64 and float32, and returns a
+:class:`CheckResult` whose text names the first problem found in plain words. A function that
+raises is reported, never re-raised, so an unfinished exercise does not stop the notebook. A
+result is true only when the check passed; a notebook shows it marked ✓ or ✗, and a failed
+result that nobody looked at warns (:class:`CheckFailedWarning`), so a script cannot miss it.
 
 One module per chapter, named after the chapter's file, in the book's order:
 
 - ``attention``: ``check_softmax``, ``check_single_query_attention``
-- ``self_attention``: ``check_causal_mask``, ``check_masked_self_attention``
-- ``qkv_attention``: ``check_scaled_dot_product_attention``
+- ``self_attention``: ``check_causal_mask``, ``check_masked_self_attention``,
+  ``check_padding_mask``
+- ``qkv_attention``: ``check_scaled_dot_product_attention``, ``check_mask_forms``
 - ``multi_head_attention``: ``check_split_heads``, ``check_merge_heads``
 - ``positional_encoding``: ``check_positional_encoding``
 - ``tiny_transformer``: ``check_diagonal_mass``
@@ -20,18 +23,18 @@ with a tolerance that follows their dtype, and turning a check's body into a
 """
 
 from .attention import check_single_query_attention, check_softmax
-from .harness import CheckResult
+from .harness import CheckFailed, CheckFailedWarning, CheckResult
 from .multi_head_attention import check_merge_heads, check_split_heads
 from .positional_encoding import check_positional_encoding
-from .qkv_attention import check_scaled_dot_product_attention
-from .self_attention import check_causal_mask, check_masked_self_attention
+from .qkv_attention import check_mask_forms, check_scaled_dot_product_attention
+from .self_attention import check_causal_mask, check_masked_self_attention, check_padding_mask
 from .tiny_transformer import check_diagonal_mass
 
 __all__ = [
-    "CheckResult",
+    "CheckResult", "CheckFailed", "CheckFailedWarning",
     "check_softmax", "check_single_query_attention",
-    "check_causal_mask", "check_masked_self_attention",
-    "check_scaled_dot_product_attention",
+    "check_causal_mask", "check_masked_self_attention", "check_padding_mask",
+    "check_scaled_dot_product_attention", "check_mask_forms",
     "check_split_heads", "check_merge_heads",
     "check_positional_encoding",
     "check_diagonal_mass",

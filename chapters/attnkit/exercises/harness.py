@@ -5,24 +5,82 @@ student's ``fn`` through :func:`call`, turns answers into arrays with :func:`as_
 them with :func:`close` (a tolerance that follows the answer's dtype), words numbers with
 :func:`shown`, raises :class:`Failed` with plain advice at the first problem it finds, and
 returns a confirmation when there is none. The decorator turns either outcome into a
-:class:`CheckResult`.
+:class:`CheckResult`. A NumPy check runs its inputs in each of :data:`DTYPES` and asks
+:func:`keeps_dtype` whether the answer kept the inputs' dtype.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+import html
+import sys
+import warnings
 
 import numpy as np
 
+# Every NumPy check runs in both: float64 first, whose tight tolerance pins the values down,
+# then float32, whose answers must stay float32.
+DTYPES = (np.float64, np.float32)
 
-@dataclass(frozen=True)
+
+class CheckFailedWarning(UserWarning):
+    """A failed check's result was thrown away before anyone read it."""
+
+
+class CheckFailed(AssertionError):
+    """Raised by :meth:`CheckResult.assert_passed`; its text is the check's verdict."""
+
+
 class CheckResult:
-    passed: bool
-    message: str
+    """A check's verdict: ``passed``, and a ``message`` that says what was checked or what to fix.
+
+    A failure can never pass for a success. The result is true only when the check passed, so
+    ``assert check_x(fn)`` stops at a failure, and ``assert_passed()`` raises with the message.
+    A notebook shows the verdict marked ✓ or ✗. A script shows nothing of a bare call, so a
+    failed result that is discarded before its message was read (displayed, printed, asserted
+    with ``assert_passed()`` or read as ``.message``) warns with that message, a
+    :class:`CheckFailedWarning` pointing at the line of the call.
+    """
+
+    __slots__ = ("_passed", "_message", "_read")
+
+    def __init__(self, passed: bool, message: str):
+        self._passed = bool(passed)
+        self._message = str(message)
+        self._read = False
+
+    @property
+    def passed(self) -> bool:
+        return self._passed
+
+    @property
+    def message(self) -> str:
+        self._read = True
+        return self._message
+
+    def __bool__(self) -> bool:
+        return self._passed
 
     def __repr__(self) -> str:
-        return ("✓ " if self.passed else "✗ ") + self.message
+        return ("✓ " if self._passed else "✗ failed: ") + self.message
+
+    def _repr_html_(self) -> str:
+        colour = "46, 125, 50" if self._passed else "198, 40, 40"     # green, red
+        mark = "✓" if self._passed else "✗ failed:"
+        return (f'<div style="border-left: 0.3em solid rgb({colour}); '
+                f'background: rgba({colour}, 0.1); padding: 0.3em 0.7em">'
+                f"<strong>{mark}</strong> {html.escape(self.message)}</div>")
+
+    def assert_passed(self) -> None:
+        """Raise :class:`CheckFailed` with the message if the check failed."""
+        if not self._passed:
+            raise CheckFailed(repr(self))
+
+    def __del__(self):
+        if not self._passed and not getattr(self, "_read", True):
+            warnings.warn(f"{self!r}\n(this failed check was never displayed; in a script, "
+                          "call .assert_passed() on a check's result to stop at a failure)",
+                          CheckFailedWarning, stacklevel=2)
 
 
 class Failed(Exception):
@@ -55,30 +113,60 @@ def check(body):
     return run
 
 
+def _is_tensor(value) -> bool:
+    """Is ``value`` a torch tensor? (torch is imported only by the checks that need it.)"""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def _copy(value):
+    if isinstance(value, np.ndarray):
+        return np.array(value, copy=True)
+    return value.clone() if _is_tensor(value) else value
+
+
+def _unchanged(original, copy) -> bool:
+    if isinstance(original, np.ndarray):
+        return np.array_equal(original, copy)
+    if _is_tensor(original):
+        return original.shape == copy.shape and bool((original == copy).all())
+    return True
+
+
 def call(fn, *args, called_with: str | None = None, hint: str = ""):
     """The student's ``fn(*args)``, called so that nothing it does escapes the check.
 
-    NumPy arrays are passed as copies and compared with the originals afterwards, so a function
-    that changes its input in place is reported; any other argument (a size, a count, a tensor
-    the check copied itself) is passed as it is. An exception becomes a :class:`Raised` that
+    NumPy arrays and torch tensors are passed as copies and compared with the originals
+    afterwards, so a function that changes its input in place is reported; any other argument
+    (a size, a count, a dtype) is passed as it is. An exception becomes a :class:`Raised` that
     names it and says how the function was called: ``called_with`` (for example ``"n = 4"``),
     else the shapes of the array arguments; ``hint`` follows that message.
     """
-    copies = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
+    copies = [_copy(a) for a in args]
     try:
         result = fn(*copies)
     except Exception as exc:  # any error in student code becomes a message
         error = f"{type(exc).__name__}: {exc}"
         if called_with is None:
-            shapes = ", ".join(str(a.shape) for a in args if isinstance(a, np.ndarray))
+            shapes = ", ".join(str(tuple(a.shape)) for a in args
+                               if isinstance(a, np.ndarray) or _is_tensor(a))
             called_with = f"arguments of shape {shapes}"
         raise Raised(f"your function raised {error} (it was called with {called_with}){hint}",
                      error) from None
-    for original, copy in zip(args, copies):
-        if isinstance(original, np.ndarray) and not np.array_equal(original, copy):
-            raise Failed("your function changed its input array in place; "
-                         "compute a new array instead")
+    if not all(_unchanged(original, copy) for original, copy in zip(args, copies)):
+        raise Failed("your function changed its input array in place; "
+                     "compute a new array instead")
     return result
+
+
+def keeps_dtype(result, dtype, what: str) -> None:
+    """Raise :class:`Failed` unless the answer ``result`` has the inputs' float ``dtype``."""
+    got = np.asarray(result).dtype
+    if got != dtype:
+        raise Failed(f"for {np.dtype(dtype).name} inputs you returned {what} in {got}: return "
+                     "the inputs' dtype. Arithmetic with Python numbers keeps float32 (x / 2.0, "
+                     "d ** 0.5, math.sqrt(d)); a float64 array or a NumPy scalar such as "
+                     "np.sqrt(d) turns it into float64")
 
 
 def as_array(result, what: str) -> np.ndarray:

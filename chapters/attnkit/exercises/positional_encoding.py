@@ -46,7 +46,7 @@ def check_positional_encoding(fn):
     swapped, the exponent ``i/d`` or ``j/d`` instead of ``2i/d``, another base,
     positions counted from 1, all sines before all cosines.
     """
-    for n, d in ((6, 8), (50, 16), (1, 4), (7, 5)):
+    for n, d in ((6, 8), (50, 16), (1, 4), (7, 5), (3, 1)):
         expected = sinusoidal_positional_encoding(n, d)
         answer = call(fn, n, d, called_with=f"n = {n}, d = {d}", hint=_ODD_D_HINT if d % 2 else "")
         got = as_array(answer, "the result")
@@ -58,7 +58,8 @@ def check_positional_encoding(fn):
                          f"has one row per position and one column per dimension, shape "
                          f"({n}, {d})")
         if not np.all(np.isfinite(got)):
-            raise Failed(f"for n = {n}, d = {d} the result contains NaN or inf")
+            raise Failed(f"for n = {n}, d = {d} the result contains NaN or inf; every entry is "
+                         "the sine or the cosine of a finite angle, so it lies in [-1, 1]")
         if close(got, expected):
             continue
         wrong = {
