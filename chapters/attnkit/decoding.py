@@ -36,7 +36,7 @@ class KVCache:
         return 0 if self.keys is None else self.keys.shape[-2]
 
     def append(self, keys, values):
-        """Add ``(..., h, m, d_k)`` keys and values; return all of them, ``(..., h, t + m, d_k)``."""
+        """Add ``(..., h, m, d_k)`` keys and values; return all, ``(..., h, t + m, d_k)``."""
         if keys.dim() < 3 or keys.shape[:-1] != values.shape[:-1]:
             raise ValueError(f"keys of shape {tuple(keys.shape)} and values of shape "
                              f"{tuple(values.shape)} must both be (..., h, tokens, d_k) with "
@@ -111,7 +111,7 @@ class DecoderLayer(nn.Module):
 
 
 class TinyDecoder(nn.Module):
-    """A decoder-only language model: token and learned position embeddings, decoder layers, read-out.
+    """A decoder-only language model: token and position embeddings, decoder layers, read-out.
 
     ``forward(tokens, caches=None)`` takes integer tokens ``(b, n)`` and returns the
     next-token logits at every position, ``(b, n, vocab)``. With ``caches`` (one

@@ -204,9 +204,9 @@ def check_grouped_query_attention(fn):
                 np.any((read < 0) | (read >= g)):
             raise Failed(f"{where} every value of key-value head j is j + 1, so each output "
                          "row should be j + 1 whatever the weights, as long as each row of "
-                         f"weights sums to 1; your rows start with {shown(should + 1.0, got[:, 0, 0])[1]}."
-                         " Apply the softmax over the keys (the last axis) before the weighted "
-                         "sum of the values")
+                         "weights sums to 1; your rows start with "
+                         f"{shown(should + 1.0, got[:, 0, 0])[1]}. Apply the softmax over "
+                         "the keys (the last axis) before the weighted sum of the values")
         read = read.astype(int)
         if np.array_equal(read, np.arange(h) % g):
             raise Failed(f"{where} query head i read key-value head i % g ({read.tolist()}), as "
