@@ -23,7 +23,8 @@ from student_edition import strip_solutions
 
 ROOT = Path(__file__).resolve().parent.parent
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-USES_TORCH = re.compile(r"^\s*(import torch|from torch\b|from attnkit\.(modules|reversal)\b)", re.M)
+USES_TORCH = re.compile(
+    r"^\s*(import torch|from torch\b|from attnkit\.(modules|reversal|decoding)\b)", re.M)
 
 
 def pinned_torch() -> str:

@@ -6,7 +6,9 @@ matrix (softmax(Q Kᵀ / √d) V, written out) or through PyTorch's fused
 F.scaled_dot_product_attention. Each measurement runs in a fresh process, so its
 peak resident memory is its own. Prints a table; with --json, writes the results.
 
-    .venv/bin/python benchmarks/attention_cost.py [--json benchmarks/results/attention_cost.json]
+    .venv/bin/python benchmarks/attention_cost.py [--json chapters/attnkit/data/attention_cost.json]
+
+The book's chapter 7 shows the figures recorded in chapters/attnkit/data/ (shipped with attnkit).
 """
 
 from __future__ import annotations

@@ -159,7 +159,7 @@ def main():
     print()
     cost = [sys.executable, str(ROOT / "benchmarks" / "attention_cost.py")]
     if args.json:
-        cost += ["--json", str(args.json.parent / "attention_cost.json")]
+        cost += ["--json", str(ROOT / "chapters" / "attnkit" / "data" / "attention_cost.json")]
     subprocess.run(cost, check=True)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.build
 NOTEBOOK_PAGES = [name for name in toc_files() if name.startswith("chapters/")]
 TORCH_PAGES = {"chapters/qkv-attention", "chapters/multi-head-attention",
                "chapters/positional-encoding", "chapters/tiny-transformer",
-               "chapters/cost-of-attention"}
+               "chapters/attention-at-scale"}
 
 
 @pytest.mark.parametrize("name", NOTEBOOK_PAGES)

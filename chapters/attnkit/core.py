@@ -424,3 +424,75 @@ def multi_head_attention(X_query, X_source, W_Q, W_K, W_V, W_O, h: int, *, mask=
         mask = mask.reshape(mask.shape[:-2] + (1,) + mask.shape[-2:])  # (..., 1, m, n): every head
     heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, all_masked=all_masked)
     return merge_heads(heads) @ wo, weights        # (..., m, d_out), (..., h, m, n)
+
+
+# --- Chapter 7: attention at scale -----------------------------------------------
+#
+# A sliding window limits each query to the last `window` tokens, so a layer costs
+# n*window scores instead of n^2. Grouped-query attention lets h query heads share
+# g <= h key-value heads: head i reads group i // (h/g), the layout of
+# F.scaled_dot_product_attention(..., enable_gqa=True). g = h is multi-head attention,
+# g = 1 multi-query attention.
+
+__all__ += ["sliding_window_mask", "grouped_query_attention"]
+
+
+def sliding_window_mask(n: int, window: int) -> np.ndarray:
+    """A causal band: ``(n, n)`` booleans, True where ``i - window < j <= i``.
+
+    Query ``i`` may attend to itself and the ``window - 1`` tokens before it, so
+    no row holds more than ``window`` True entries. ``window >= n`` gives
+    :func:`causal_mask`.
+    """
+    n, window = positive_int(n, "n"), positive_int(window, "window")
+    offset = np.arange(n)[:, None] - np.arange(n)[None, :]      # (n, n): i - j
+    return (offset >= 0) & (offset < window)
+
+
+def grouped_query_attention(queries, keys, values, *, mask=None, scale=None,
+                            all_masked: str = "raise"):
+    """Scaled dot-product attention in which groups of query heads share a key-value head.
+
+    Shapes (leading batch axes ``...`` broadcast):
+
+    - ``queries``: ``(..., h, m, d_k)``, ``h`` query heads
+    - ``keys``: ``(..., g, n, d_k)`` and ``values``: ``(..., g, n, d_v)``, ``g``
+      key-value heads; ``h`` must be a multiple of ``g``
+    - ``mask``: boolean, True = may attend, broadcasting to one head's weights
+      ``(..., m, n)``; every head uses it
+
+    Query head ``i`` attends with key-value head ``i // (h // g)``: consecutive
+    query heads form a group, as in ``F.scaled_dot_product_attention(...,
+    enable_gqa=True)``. The keys and values are broadcast to the group, never
+    copied. Returns ``(output, weights)`` of shapes ``(..., h, m, d_v)`` and
+    ``(..., h, m, n)``; ``scale`` and ``all_masked`` are as in
+    :func:`scaled_dot_product_attention`.
+    """
+    q = as_float_array(queries, "queries")
+    k = as_float_array(keys, "keys")
+    v = as_float_array(values, "values")
+    for arr, name, form in ((q, "queries", "(h, m, d_k)"), (k, "keys", "(g, n, d_k)"),
+                            (v, "values", "(g, n, d_v)")):
+        if arr.ndim < 3:
+            raise ValueError(f"{name} must have shape {form} (or a batch of them), got {arr.shape}")
+    h, g = q.shape[-3], k.shape[-3]
+    if v.shape[-3] != g:
+        raise ValueError(f"keys of shape {k.shape} and values of shape {v.shape} must have the "
+                         f"same number of key-value heads g ({g} != {v.shape[-3]})")
+    if g == 0 or h % g:
+        raise ValueError(f"queries of shape {q.shape} have h = {h} heads and keys of shape "
+                         f"{k.shape} g = {g}: h must be a multiple of g, so that each key-value "
+                         "head serves the same number of query heads")
+    batch = check_qkv_shapes(q.shape[:-3] + q.shape[-2:], k.shape[:-3] + k.shape[-2:],
+                             v.shape[:-3] + v.shape[-2:])
+    m, n = q.shape[-2], k.shape[-2]
+    grouped_q = q.reshape(q.shape[:-3] + (g, h // g) + q.shape[-2:])   # (..., g, h/g, m, d_k)
+    shared_k, shared_v = k[..., None, :, :], v[..., None, :, :]       # (..., g, 1, n, d)
+    if mask is not None:
+        mask = _as_mask(mask)
+        check_mask_fits(mask.shape, batch + (m, n), "one head's weights (every head uses the mask)")
+        mask = mask.reshape(mask.shape[:-2] + (1, 1) + mask.shape[-2:])   # (..., 1, 1, m, n)
+    out, weights = scaled_dot_product_attention(grouped_q, shared_k, shared_v, mask=mask,
+                                                scale=scale, all_masked=all_masked)
+    return (out.reshape(out.shape[:-4] + (h, m, v.shape[-1])),         # (..., h, m, d_v)
+            weights.reshape(weights.shape[:-4] + (h, m, n)))          # (..., h, m, n)

@@ -16,6 +16,7 @@ One module per chapter, named after the chapter's file, in the book's order:
 - ``multi_head_attention``: ``check_split_heads``, ``check_merge_heads``
 - ``positional_encoding``: ``check_positional_encoding``
 - ``tiny_transformer``: ``check_diagonal_mass``
+- ``attention_at_scale``: ``check_online_softmax_attention``, ``check_grouped_query_attention``
 
 They are built on ``harness``: calling the student's function safely, comparing answers
 with a tolerance that follows their dtype, and turning a check's body into a
@@ -23,6 +24,7 @@ with a tolerance that follows their dtype, and turning a check's body into a
 """
 
 from .attention import check_single_query_attention, check_softmax
+from .attention_at_scale import check_grouped_query_attention, check_online_softmax_attention
 from .harness import CheckFailed, CheckFailedWarning, CheckResult
 from .multi_head_attention import check_merge_heads, check_split_heads
 from .positional_encoding import check_positional_encoding
@@ -38,4 +40,5 @@ __all__ = [
     "check_split_heads", "check_merge_heads",
     "check_positional_encoding",
     "check_diagonal_mass",
+    "check_online_softmax_attention", "check_grouped_query_attention",
 ]
