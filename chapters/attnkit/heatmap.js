@@ -385,12 +385,13 @@ function labelRows(layout, togglePadding) {
 // redraw writes m·n pixels however large the cells are drawn.
 
 function paintPixels(canvas, weights, masked) {
+  const m = canvas.height, n = canvas.width; // read once: DOM properties are slow in a loop
   const context = canvas.getContext("2d");
-  const image = context.createImageData(canvas.width, canvas.height);
+  const image = context.createImageData(n, m);
   const pixels = new Uint32Array(image.data.buffer);
-  for (let i = 0, p = 0; i < canvas.height; i++) {
+  for (let i = 0, p = 0; i < m; i++) {
     const w = weights[i], hidden = masked[i];
-    for (let j = 0; j < canvas.width; j++, p++) pixels[p] = hidden[j] ? 0 : PIXELS[Math.round(w[j] * LEVELS)];
+    for (let j = 0; j < n; j++, p++) pixels[p] = hidden[j] ? 0 : PIXELS[Math.round(w[j] * LEVELS)];
   }
   context.putImageData(image, 0, 0); // a masked cell stays transparent
 }
