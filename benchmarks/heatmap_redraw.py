@@ -89,12 +89,20 @@ def measure(browser, front_end: Path, n: int, steps: int) -> dict:
             "to_frame_ms": summary(times["frame"])}
 
 
+def git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+
+
+def working_tree() -> str:
+    """The front end being measured: its commit, and whether it has changed since."""
+    changed = git("status", "--porcelain", "chapters/attnkit/heatmap.js", "chapters/attnkit/heatmap.css")
+    return git("rev-parse", "--short", "HEAD").strip() + (" with changes" if changed else "")
+
+
 def checkout(revision: str, folder: Path) -> Path:
     """heatmap.js and heatmap.css as they are at a git revision, in ``folder``."""
     for name in ["heatmap.js", "heatmap.css"]:
-        text = subprocess.run(["git", "show", f"{revision}:chapters/attnkit/{name}"], cwd=ROOT,
-                              capture_output=True, text=True, check=True).stdout
-        (folder / name).write_text(text, encoding="utf-8")
+        (folder / name).write_text(git("show", f"{revision}:chapters/attnkit/{name}"), encoding="utf-8")
     return folder
 
 
@@ -116,7 +124,7 @@ def main():
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
-        front_ends = {"working tree": FRONT_END}
+        front_ends = {working_tree(): FRONT_END}
         if args.baseline:
             front_ends = {args.baseline: checkout(args.baseline, Path(folder)), **front_ends}
         browser = launch(playwright)
@@ -125,11 +133,11 @@ def main():
         result = {"machine": machine(browser.version), "steps": args.steps, "results": rows}
         browser.close()
     print(f"temperature-slider steps: {args.steps} per size; {result['machine']}")
-    print(f"{'n':>5} {'front end':>14} {'to layout: median':>18} {'p95 (ms)':>9} "
+    print(f"{'n':>5} {'front end':>20} {'to layout: median':>18} {'p95 (ms)':>9} "
           f"{'to frame: median':>17} {'p95 (ms)':>9}")
     for row in rows:
         layout, frame = row["to_layout_ms"], row["to_frame_ms"]
-        print(f"{row['n']:>5} {row['front_end']:>14} {layout['median']:>18.1f} {layout['p95']:>9.1f} "
+        print(f"{row['n']:>5} {row['front_end']:>20} {layout['median']:>18.1f} {layout['p95']:>9.1f} "
               f"{frame['median']:>17.1f} {frame['p95']:>9.1f}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
