@@ -1,111 +1,148 @@
 """How long the heatmap takes to recompute and redraw after a control changes.
 
-Loads chapters/attnkit/heatmap.js in headless Chromium with a 64×64 self-attention
-heatmap (a stand-in for the widget manager supplies the model), moves the temperature
-slider the way a reader drags it, and prints the median and 95th percentile of the
-time from the input event to the end of the browser's style and layout work.
-The target is one frame: 16 ms.
+Loads chapters/attnkit/heatmap.js in headless Chromium with an n × n self-attention heatmap
+(d = 16; a stand-in for the widget manager supplies the model) for each size, moves the
+temperature slider the way a reader drags it, and times each step twice: from the input event
+to the end of the browser's style and layout work, and to the end of the next frame's rendering
+(paint included; the wait for that frame is left out). The target is one frame: 16 ms.
+With --baseline REV, the front end of that git revision is measured in the same run, size by
+size, for a before-and-after comparison. Prints a table; with --json, writes the results.
 
-    .venv/bin/python -m benchmarks.heatmap_redraw [--size 64] [--steps 120]
+    .venv/bin/python -m benchmarks.heatmap_redraw [--sizes 64 128 256 512] [--steps 120]
+        [--baseline main] [--json benchmarks/results/heatmap_redraw.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
-import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from attnkit.heatmap import AttentionHeatmap
 from tests.support.browser import CHROMIUM, INSTALL_HINT, PageLog, launch, serve
+from tests.support.heatmap_page import FRONT_END, write_page
 
 ROOT = Path(__file__).resolve().parent.parent
-
-# A minimal anywidget host: get/set/on/off/save_changes on a plain object.
-PAGE = """<!doctype html><meta charset="utf-8"><link rel="stylesheet" href="heatmap.css">
-<div id="host"></div>
-<script type="module">
-import widget from "./heatmap.js";
-const state = %s;
-const listeners = {};
-const model = {
-  get: (name) => state[name],
-  set: (name, value) => { state[name] = value; (listeners["change:" + name] || []).forEach((f) => f()); },
-  on: (event, f) => { (listeners[event] = listeners[event] || []).push(f); },
-  off: () => {},
-  save_changes: () => {},
-};
-widget.render({ model, el: document.getElementById("host") });
-window.ready = true;
-</script>
-"""
+SIZES = [64, 128, 256, 512]
 
 MEASURE = """async (values) => {
   const slider = document.querySelector("input.attn-temperature");
   const root = document.querySelector("[data-attn-widget]");
-  const times = [];
+  const layout = [], frame = [];
   for (const value of values) {
     await new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
     const start = performance.now();
     slider.value = value;
     slider.dispatchEvent(new Event("input", { bubbles: true }));
     void root.offsetHeight;  // force style and layout now, inside the measurement
-    times.push(performance.now() - start);
+    layout.push(performance.now() - start);
+    // rAF callbacks run just before the frame's rendering; a message posted from one runs after it
+    const rendering = await new Promise((done) => requestAnimationFrame(() => {
+      const begin = performance.now();
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => done(performance.now() - begin);
+      channel.port2.postMessage(null);
+    }));
+    frame.push(layout.at(-1) + rendering);
   }
-  return times;
+  return { layout, frame };
 }"""
 
 
-def state(n: int) -> dict:
+def heatmap(n: int) -> AttentionHeatmap:
     rng = np.random.default_rng(0)
-    tokens = [f"t{i}" for i in range(n)]
-    return {"query_tokens": tokens, "key_tokens": tokens, "query_vectors": rng.normal(size=(n, 16)).tolist(),
-            "key_vectors": [], "self_attention": True, "heads": [], "head": 0, "temperature": 1.0,
-            "scale": True, "causal": False, "padding": [False] * n, "positional": False,
-            "permutation": [], "query_row": 0, "controls": ["temperature", "scale", "causal"],
-            "weights": []}
+    return AttentionHeatmap([f"t{i}" for i in range(n)], rng.normal(size=(n, 16)), scale=True,
+                            controls=["temperature", "scale", "causal"])
+
+
+def drag(steps: int) -> list[str]:
+    """A reader dragging: log10(τ) in steps of 0.01 across the slider and back."""
+    return [f"{-0.6 + 0.01 * (k % 120 if k // 120 % 2 == 0 else 119 - k % 120):.2f}" for k in range(steps)]
+
+
+def summary(times: list[float]) -> dict:
+    times = sorted(times)
+    return {"median": statistics.median(times), "p95": times[int(0.95 * len(times))], "max": times[-1]}
+
+
+def measure(browser, front_end: Path, n: int, steps: int) -> dict:
+    with tempfile.TemporaryDirectory() as folder:
+        write_page(Path(folder), heatmap(n), front_end)
+        with serve(Path(folder)) as base:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            log = PageLog(page)
+            page.goto(base + "index.html")
+            page.wait_for_function("() => window.ready", timeout=120_000)
+            times = page.evaluate(MEASURE, drag(steps))
+            page.close()
+    if log.problems():
+        sys.exit(f"the page had problems: {log.problems()}")
+    return {"n": n, "cells": n * n, "to_layout_ms": summary(times["layout"]),
+            "to_frame_ms": summary(times["frame"])}
+
+
+def git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+
+
+def working_tree() -> str:
+    """The front end being measured: its commit, and whether it has changed since."""
+    changed = git("status", "--porcelain", "chapters/attnkit/heatmap.js", "chapters/attnkit/heatmap.css")
+    return git("rev-parse", "--short", "HEAD").strip() + (" with changes" if changed else "")
+
+
+def checkout(revision: str, folder: Path) -> Path:
+    """heatmap.js and heatmap.css as they are at a git revision, in ``folder``."""
+    for name in ["heatmap.js", "heatmap.css"]:
+        (folder / name).write_text(git("show", f"{revision}:chapters/attnkit/{name}"), encoding="utf-8")
+    return folder
+
+
+def machine(browser_version: str) -> dict:
+    return {"machine": platform.machine(), "system": platform.system(),
+            "processor": platform.processor() or platform.machine(),
+            "cpus": len(os.sched_getaffinity(0)), "browser": f"Chromium {browser_version} (headless)"}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=64, help="tokens (the heatmap is size × size)")
-    parser.add_argument("--steps", type=int, default=120, help="slider steps to time")
+    parser.add_argument("--sizes", type=int, nargs="+", default=SIZES, help="tokens (each heatmap is n × n)")
+    parser.add_argument("--steps", type=int, default=120, help="slider steps to time per size")
+    parser.add_argument("--baseline", metavar="REV", help="also measure the front end of this git revision")
+    parser.add_argument("--json", type=Path, help="write the results to this file")
     args = parser.parse_args()
     if CHROMIUM is None:
         sys.exit(f"Chromium not found: {INSTALL_HINT}")
     from playwright.sync_api import sync_playwright
 
-    with tempfile.TemporaryDirectory() as folder:
-        folder = Path(folder)
-        for name in ["heatmap.js", "heatmap.css"]:
-            shutil.copy(ROOT / "chapters" / "attnkit" / name, folder / name)
-        (folder / "index.html").write_text(PAGE % json.dumps(state(args.size)))
-        with serve(folder) as base, sync_playwright() as playwright:
-            browser = launch(playwright)
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            log = PageLog(page)
-            page.goto(base + "index.html")
-            page.wait_for_function("() => window.ready")
-            cells = page.locator(".attn-cell").count()
-            # a reader dragging: log10(τ) in steps of 0.01 across the slider and back
-            drag = [f"{-0.6 + 0.01 * (k % 120 if k // 120 % 2 == 0 else 119 - k % 120):.2f}"
-                    for k in range(args.steps)]
-            times = page.evaluate(MEASURE, drag)
-            version = browser.version
-            browser.close()
-    if log.problems():
-        sys.exit(f"the page had problems: {log.problems()}")
-    times.sort()
-    print(f"heatmap {args.size}×{args.size} ({cells} cells), {len(times)} temperature-slider steps")
-    print(f"machine: {platform.machine()}, {platform.system()}; browser: Chromium {version} (headless)")
-    print(f"recompute + redraw + style/layout: median {statistics.median(times):.1f} ms, "
-          f"95th percentile {times[int(0.95 * len(times))]:.1f} ms, max {times[-1]:.1f} ms "
-          f"(target: one frame, 16 ms)")
+    with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
+        front_ends = {working_tree(): FRONT_END}
+        if args.baseline:
+            front_ends = {args.baseline: checkout(args.baseline, Path(folder)), **front_ends}
+        browser = launch(playwright)
+        rows = [{"front_end": name, **measure(browser, path, n, args.steps)}
+                for n in args.sizes for name, path in front_ends.items()]
+        result = {"machine": machine(browser.version), "steps": args.steps, "results": rows}
+        browser.close()
+    print(f"temperature-slider steps: {args.steps} per size; {result['machine']}")
+    print(f"{'n':>5} {'front end':>20} {'to layout: median':>18} {'p95 (ms)':>9} "
+          f"{'to frame: median':>17} {'p95 (ms)':>9}")
+    for row in rows:
+        layout, frame = row["to_layout_ms"], row["to_frame_ms"]
+        print(f"{row['n']:>5} {row['front_end']:>20} {layout['median']:>18.1f} {layout['p95']:>9.1f} "
+              f"{frame['median']:>17.1f} {frame['p95']:>9.1f}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+        print(f"wrote {args.json}")
 
 
 if __name__ == "__main__":

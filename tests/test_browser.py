@@ -17,8 +17,7 @@ from tests.support.browser import PageLog, drawn_weights, launch, move_slider, r
 pytestmark = pytest.mark.build
 
 EVIL = "<img src=x onerror=alert(1)>"
-TRAITS = ["query_tokens", "key_tokens", "query_vectors", "key_vectors", "self_attention", "heads", "head",
-          "temperature", "scale", "causal", "padding", "positional", "permutation", "d_k"]
+TRAITS = sorted(AttentionHeatmap.class_own_traits(sync=True))
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +46,7 @@ def open_page(site, name):
 def heatmaps(page):
     widgets = page.locator("[data-attn-widget]")
     if page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count():
-        page.wait_for_selector("[data-attn-widget] .attn-row[data-weights]", state="attached")
+        page.wait_for_selector("[data-attn-widget][data-drawn]", state="attached")
     return [widgets.nth(i) for i in range(widgets.count())]
 
 

@@ -1,10 +1,21 @@
-"""The heatmap widget's Python side: inputs checked, and its NumPy twin of the browser's maths."""
+"""The heatmap widget: inputs checked, its NumPy twin of the browser's maths, and its front end
+(heatmap.js) held to the Python side's traits and controls, run in Node and drawn in Chromium."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import attnkit.heatmap
 from attnkit.core import attention, causal_mask, masked_softmax, sinusoidal_positional_encoding
-from attnkit.heatmap import AttentionHeatmap
+from attnkit.heatmap import CONTROLS, AttentionHeatmap
+from tests.support.browser import PageLog, drawn_weights, launch, move_slider, require_chromium, serve
+from tests.support.heatmap_page import write_page
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(5, 4))                      # (n, d)
@@ -114,3 +125,159 @@ def test_nan_input_raises():
 def test_front_end_files_are_shipped_with_the_widget():
     widget = AttentionHeatmap(TOKENS, X)
     assert "export default" in widget._esm and ".attn-cell" in widget._css
+
+
+# --- the front end (heatmap.js): its traits and controls, its maths in Node, its drawing in Chromium
+
+HEATMAP_JS = Path(attnkit.heatmap.__file__).with_name("heatmap.js")
+SYNCED = set(AttentionHeatmap.class_own_traits(sync=True))   # the one list of the widget's traits
+NODE = shutil.which("node")
+
+
+def test_front_end_reads_and_writes_only_synced_traits():
+    source = HEATMAP_JS.read_text()
+    read = set(re.findall(r'model\.get\("(\w+)"\)', source))
+    written = set(re.findall(r'\bset\("(\w+)",', source))
+    assert read and written
+    assert read | written <= SYNCED, f"not traits of AttentionHeatmap: {sorted((read | written) - SYNCED)}"
+    assert "weights" in written                              # the front end reports what it draws
+
+
+@pytest.fixture(scope="module")
+def js(tmp_path_factory):
+    """Evaluates a function of (the heatmap.js module, data) in Node; returns its JSON result."""
+    if NODE is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Node.js is missing on CI")
+        pytest.skip("Node.js not found: install it to test heatmap.js's pure parts")
+    module = tmp_path_factory.mktemp("heatmap") / "heatmap.mjs"  # .mjs: Node reads it as a module
+    shutil.copy(HEATMAP_JS, module)
+
+    def run(function: str, data=None):
+        script = (f'import * as heatmap from "{module.as_uri()}";\n'
+                  'import { readFileSync } from "node:fs";\n'
+                  'const data = JSON.parse(readFileSync(0, "utf8"));\n'
+                  f'process.stdout.write(JSON.stringify(({function})(heatmap, data)));\n')
+        done = subprocess.run([NODE, "--input-type=module", "-e", script], input=json.dumps(data),
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+    return run
+
+
+def test_front_end_follows_every_trait_but_the_weights_it_writes(js):
+    effects = js("(m) => m.TRAIT_EFFECTS")
+    assert set(effects) == SYNCED - {"weights"}
+    assert {e for trait in effects.values() for e in trait} == {"controls", "values", "grid", "redraw"}
+
+
+def test_front_end_builds_every_control_and_no_other(js):
+    assert set(js("(m) => Object.keys(m.CONTROLS)")) == set(CONTROLS)
+
+
+def twin_cases():
+    """Widgets whose settings exercise every input of the weights, as drawn by the front end."""
+    rng = np.random.default_rng(1)
+    heads = [(rng.normal(size=(4, 3)), rng.normal(size=(4, 3))) for _ in range(2)]
+    plain = AttentionHeatmap(TOKENS, X, temperature=0.7)
+    headed = AttentionHeatmap(TOKENS, X, heads=heads, scale=True, causal=True)
+    headed.head = 1
+    shuffled = AttentionHeatmap(TOKENS, X, positional=True, padding=[False, True, False, False, True])
+    shuffled.permutation = [3, 0, 4, 1, 2]
+    cross = AttentionHeatmap(TOKENS, X, key_tokens=["x", "y", "z"], keys=rng.normal(size=(3, 4)),
+                             padding=[False, True, False], controls=["d_k"], d_k_choices=[2, 4], scale=True)
+    blind = AttentionHeatmap(TOKENS, X, causal=True, padding=[True, False, False, False, False])
+    narrow = AttentionHeatmap(TOKENS, X, heads=heads, controls=["d_k"], d_k_choices=[1, 3], temperature=3.0)
+    return [plain, headed, shuffled, cross, blind, narrow]
+
+
+def test_front_end_weights_are_numpys(js):
+    cases = twin_cases()
+    states = [{name: getattr(w, name) for name in SYNCED} for w in cases]
+    drawn = js("(m, states) => states.map((s) => { const { weights, masked } = m.computeWeights(s);"
+               " return [weights, masked.map((row) => Array.from(row))]; })", states)
+    for widget, (weights, masked) in zip(cases, drawn):
+        expected = widget.expected_weights()
+        assert np.allclose(weights, expected, rtol=0, atol=1e-12)
+        assert np.all(np.array(weights)[np.array(masked, bool)] == 0)
+    assert np.all(np.array(drawn[4][0])[0] == 0)        # every key of row 0 masked: zeros
+
+
+def test_front_end_positional_encoding_is_numpys(js):
+    pe = js("(m) => m.positionalEncoding(7, 6)")
+    assert np.allclose(pe, sinusoidal_positional_encoding(7, 6), rtol=0, atol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        yield browser
+        browser.close()
+
+
+def numpy_twin(widget, root):
+    """``widget`` with the traits the page's model has now: its NumPy weights."""
+    state = root.evaluate(f"r => Object.fromEntries({json.dumps(sorted(SYNCED))}"
+                          ".map(n => [n, r.attnWidget.model.get(n)]))")
+    for name, value in state.items():
+        setattr(widget, name, value)
+    return widget.expected_weights()
+
+
+@pytest.mark.parametrize("n", [6, 40])   # numbers in the cells; colour only
+def test_heatmap_alone_draws_masks_follows_controls_and_reads_out(chromium, tmp_path, n):
+    rng = np.random.default_rng(n)
+    tokens = [f"<b>t{i}</b>" for i in range(n)]               # labels are text, never HTML
+    widget = AttentionHeatmap(tokens, rng.normal(size=(n, 4)), causal=True,
+                              controls=["temperature", "causal", "padding"])
+    write_page(tmp_path, widget)
+    with serve(tmp_path) as base:
+        page = chromium.new_page(viewport={"width": 1280, "height": 900})
+        log = PageLog(page)
+        page.goto(base + "index.html")
+        root = page.locator("[data-attn-widget][data-drawn]")
+        assert np.max(np.abs(drawn_weights(root) - numpy_twin(widget, root))) < 1e-12
+        move_slider(root.locator("input.attn-temperature"), -0.5)
+        root.locator(".attn-colhead").nth(2).click()            # mask the third key
+        drawn = drawn_weights(root)
+        assert np.max(np.abs(drawn - numpy_twin(widget, root))) < 1e-12
+        assert np.all(drawn[:, 2] == 0) and np.all(np.triu(drawn, 1) == 0)
+        assert root.locator(".attn-cell").count() == (n * n if n <= 16 else 0)
+        canvas = root.locator("canvas.attn-canvas")
+        assert "repeating-linear-gradient" in canvas.evaluate("c => getComputedStyle(c).backgroundImage")
+        box = canvas.bounding_box()                           # hover the middle of cell (n-1, 1)
+        page.mouse.move(box["x"] + 1.5 * box["width"] / n, box["y"] + (n - 0.5) * box["height"] / n)
+        expected = f"{tokens[n - 1]} → {tokens[1]}: {drawn[n - 1, 1]:.6f}"
+        assert root.locator(".attn-readout").text_content() == expected
+        page.mouse.move(box["x"] + 2.5 * box["width"] / n, box["y"] + 0.5 * box["height"] / n)
+        assert root.locator(".attn-readout").text_content() == f"{tokens[0]} → {tokens[2]}: masked (0)"
+        labels = root.locator(".attn-rowhead, .attn-colhead").all_text_contents()
+        assert labels == tokens + tokens and root.locator("b").count() == 0
+        assert log.problems() == {}
+        page.close()
+
+
+def test_controls_follow_heads_and_controls_set_from_python(chromium, tmp_path):
+    write_page(tmp_path, AttentionHeatmap(TOKENS, X, controls=["temperature"]))
+    with serve(tmp_path) as base:
+        page = chromium.new_page()
+        log = PageLog(page)
+        page.goto(base + "index.html")
+        root = page.locator("[data-attn-widget][data-drawn]")
+        assert root.locator("select.attn-head").count() == 0
+        heads = [{"W_Q": W_Q.tolist(), "W_K": W_K.tolist(), "name": name} for name in ["one", "two"]]
+        root.evaluate("""(r, heads) => {
+            r.attnWidget.model.set('heads', heads);
+            r.attnWidget.model.set('controls', ['head', 'scale']);
+        }""", heads)
+        assert root.locator("select.attn-head option").all_text_contents() == ["one", "two"]
+        assert root.locator("input.attn-temperature").count() == 0
+        root.locator("input.attn-scale").click()
+        widget = AttentionHeatmap(TOKENS, X, heads=[(W_Q, W_K)], scale=True)
+        assert np.max(np.abs(drawn_weights(root) - widget.expected_weights())) < 1e-12
+        assert log.problems() == {}
+        page.close()

@@ -207,7 +207,7 @@ def heatmap(notebook, kernel):
             prompts.length === n && prompts.every(p => /^\\[\\d+\\]:$/.test(p.textContent.trim()));
     }""", arg=[cell_count("code"), STDERR], timeout=60_000)
     assert page.locator(STDERR).all_inner_texts() == [], "a cell wrote to stderr or failed"
-    page.wait_for_selector(f"{WIDGET} .attn-row[data-weights]", state="attached")
+    page.wait_for_selector(f"{WIDGET}[data-drawn]", state="attached")
     assert page.locator(WIDGET).count() == 1
     return page.locator(WIDGET)
 

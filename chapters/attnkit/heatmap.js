@@ -6,26 +6,39 @@
 // written back to the model's `weights` trait. Labels are always inserted as
 // text: a token such as "<img src=x onerror=...>" is shown, never run.
 //
+// anywidget loads one ES module, so the parts are sections of this file, top to bottom:
+//   weights   computeWeights and positionalEncoding: pure, no DOM, run by the tests in Node
+//   controls  CONTROLS: one builder per control that heatmap.py's CONTROLS names
+//   labels    the token labels, as text, and the grid they frame
+//   drawing   the cells: a canvas with one pixel per cell, and the numbers of small grids
+//   readout   the hovered cell's query, key and weight
+//   render    anywidget's entry point; TRAIT_EFFECTS says what each trait's change redraws
+//
 // DOM contract (tests and benchmarks read it):
-//   [data-attn-widget]            the root
-//   .attn-row[data-row=i]         one per query row as drawn; data-weights holds
-//                                 the row's weights at full precision, space-separated
-//   .attn-cell[data-row][data-col] the weight rounded to two decimals, "–" where masked
-//                                 ("" when the heatmap is too large for numbers)
+//   [data-attn-widget]            the root; data-drawn counts the redraws
+//   root.attnWidget.drawn         {weights, masked} as last drawn, rows in the order drawn:
+//                                 weights[i][j] at full precision, masked[i][j] 1 where masked
+//   canvas.attn-canvas            pixel (j, i) is cell (i, j): its viridis colour, transparent
+//                                 where masked (the hatched background shows through)
+//   .attn-cell[data-row][data-col] with at most 16 keys, the weight rounded to two decimals,
+//                                 "–" where masked; larger heatmaps show colour only
 //   .attn-rowhead / .attn-colhead the token labels, in the order drawn
 
 const VIRIDIS = [ // matplotlib's viridis at 9 evenly spaced stops
   [68, 1, 84], [71, 45, 123], [59, 82, 139], [44, 114, 142], [33, 145, 140],
   [40, 174, 128], [94, 201, 98], [173, 220, 48], [253, 231, 37],
 ];
-const LEVELS = 64; // colours are quantised so a redraw only assigns cached strings
-const PALETTE = Array.from({ length: LEVELS + 1 }, (_, k) => {
+const LEVELS = 64; // weights are quantised to LEVELS + 1 colours
+const PALETTE = Array.from({ length: LEVELS + 1 }, (_, k) => { // [r, g, b] per level
   const x = (k / LEVELS) * (VIRIDIS.length - 1);
   const i = Math.min(Math.floor(x), VIRIDIS.length - 2);
-  const c = VIRIDIS[i].map((v, n) => Math.round(v + (x - i) * (VIRIDIS[i + 1][n] - v)));
-  return `rgb(${c[0]}, ${c[1]}, ${c[2]})`;
+  return VIRIDIS[i].map((v, n) => Math.round(v + (x - i) * (VIRIDIS[i + 1][n] - v)));
 });
+// The palette as opaque canvas pixels: RGBA bytes read as 32-bit words, so in the machine's byte order.
+const PIXELS = new Uint32Array(Uint8Array.from(PALETTE.flatMap((rgb) => [...rgb, 255])).buffer);
 const MAX_ANNOTATED = 16; // with more keys than this, cells show colour only
+
+// --- weights: mirrors AttentionHeatmap.expected_weights -----------------------------------
 
 function matmul(A, B) {
   const n = B[0].length;
@@ -44,55 +57,124 @@ export function positionalEncoding(n, d) {
   }));
 }
 
-// The order in which tokens are drawn: a permutation, or the original order.
-function drawOrder(s) {
-  return s.permutation.length ? s.permutation : s.query_vectors.map((_, i) => i);
+// Which original token each row and each column draws: the permutation, or the original order.
+function drawnIndices(s) {
+  const order = s.permutation.length ? s.permutation : s.query_vectors.map((_, i) => i);
+  return { order, keyIndex: s.self_attention ? order : s.key_vectors.map((_, j) => j) };
 }
 
-// Weights for settings `s` (the model's traits); mirrors AttentionHeatmap.expected_weights.
-// Returns {weights, masked}: masked[i][j] is true where a mask hides key j from query i.
-export function computeWeights(s) {
-  const order = drawOrder(s);
-  let Xq = order.map((i) => s.query_vectors[i]);
-  let Xk = s.self_attention ? Xq : s.key_vectors;
-  const keyIndex = s.self_attention ? order : s.key_vectors.map((_, j) => j);
+// The queries and keys in the order drawn, with positional encoding added where asked.
+function drawnInputs(s, order) {
+  let queries = order.map((i) => s.query_vectors[i]);
   if (s.positional && s.self_attention) { // positions are those drawn, after shuffling
-    const pe = positionalEncoding(Xq.length, Xq[0].length);
-    Xq = Xq.map((row, p) => row.map((v, j) => v + pe[p][j]));
-    Xk = Xq;
+    const pe = positionalEncoding(queries.length, queries[0].length);
+    queries = queries.map((row, p) => row.map((v, j) => v + pe[p][j]));
   }
+  return { queries, keys: s.self_attention ? queries : s.key_vectors };
+}
+
+// Q and K: through the chosen head's W_Q and W_K, then only the first d_k coordinates.
+function projections(s, queries, keys) {
   const head = s.heads.length ? s.heads[s.head] : null;
-  let Q = head ? matmul(Xq, head.W_Q) : Xq;
-  let K = head ? matmul(Xk, head.W_K) : Xk;
-  if (s.d_k > 0) { // keep only the first d_k coordinates of every query and key
+  let Q = head ? matmul(queries, head.W_Q) : queries;
+  let K = head ? matmul(keys, head.W_K) : keys;
+  if (s.d_k > 0) {
     Q = Q.map((q) => q.slice(0, s.d_k));
     K = K.map((k) => k.slice(0, s.d_k));
   }
-  const dk = Q[0].length;
-  const factor = 1 / (s.temperature * (s.scale ? Math.sqrt(dk) : 1));
-  const masked = Q.map((_, i) => K.map((__, j) => (s.causal && j > i) || Boolean(s.padding[keyIndex[j]])));
-  const weights = Q.map((q, i) => {
-    const row = new Float64Array(K.length);
-    let max = -Infinity;
-    K.forEach((k, j) => {
-      if (masked[i][j]) return;
-      let dot = 0;
-      for (let t = 0; t < dk; t++) dot += q[t] * k[t];
-      row[j] = dot * factor;
-      if (row[j] > max) max = row[j];
-    });
-    if (max === -Infinity) return row; // every key masked: a row of zeros, as documented
-    let total = 0;
-    K.forEach((_, j) => { if (!masked[i][j]) total += (row[j] = Math.exp(row[j] - max)); else row[j] = 0; });
-    return row.map((w) => w / total);
-  });
-  return { weights, masked };
+  return { Q, K };
 }
 
-// Width of a label in `ch` units: CJK characters take two.
-function textWidth(text) {
-  return [...String(text)].reduce((width, c) => width + (c.codePointAt(0) >= 0x2e80 ? 2 : 1), 0);
+// masked[i][j] is 1 where the causal mask or the padding hides key j from query i.
+function masks(s, rows, keyIndex) {
+  const padded = Uint8Array.from(keyIndex, (j) => (s.padding[j] ? 1 : 0));
+  return Array.from({ length: rows }, (_, i) => {
+    const row = padded.slice();
+    if (s.causal) row.fill(1, i + 1);
+    return row;
+  });
 }
+
+// q·k for every query (row) and key (column), one Float64Array per query.
+function dotProducts(Q, K) {
+  const n = K.length, dk = Q[0].length;
+  const keys = new Float64Array(n * dk); // one flat array: this loop is the hot path
+  K.forEach((k, j) => keys.set(k, j * dk));
+  return Q.map((q) => {
+    const query = Float64Array.from(q), row = new Float64Array(n);
+    for (let j = 0, at = 0; j < n; j++, at += dk) {
+      let dot = 0;
+      for (let t = 0; t < dk; t++) dot += query[t] * keys[at + t];
+      row[j] = dot;
+    }
+    return row;
+  });
+}
+
+// Each row: softmax of dot × factor over the keys left visible; a row whose keys are all
+// masked is zeros, as AttentionHeatmap documents. Plain arrays, as the model's `weights` holds.
+function maskedSoftmax(dots, factor, masked) {
+  return dots.map((scores, i) => {
+    const n = scores.length, hidden = masked[i], row = new Array(n).fill(0);
+    let max = -Infinity;
+    for (let j = 0; j < n; j++) {
+      if (hidden[j]) continue;
+      row[j] = scores[j] * factor;
+      if (row[j] > max) max = row[j];
+    }
+    if (max === -Infinity) return row;
+    let total = 0;
+    for (let j = 0; j < n; j++) total += (row[j] = hidden[j] ? 0 : Math.exp(row[j] - max));
+    for (let j = 0; j < n; j++) row[j] /= total;
+    return row;
+  });
+}
+
+// The unscaled scores q·k of settings `s` and the width d_k of q and k. They depend neither on
+// τ, the scaling nor the masks (SCORE_INPUTS lists what they depend on).
+function scores(s) {
+  const { queries, keys } = drawnInputs(s, drawnIndices(s).order);
+  const { Q, K } = projections(s, queries, keys);
+  return { dots: dotProducts(Q, K), dk: Q[0].length };
+}
+const SCORE_INPUTS = ["query_vectors", "key_vectors", "self_attention", "heads", "head", "positional",
+  "permutation", "d_k"];
+
+function weightsFromScores(s, { dots, dk }) {
+  const factor = 1 / (s.temperature * (s.scale ? Math.sqrt(dk) : 1));
+  const masked = masks(s, dots.length, drawnIndices(s).keyIndex);
+  return { weights: maskedSoftmax(dots, factor, masked), masked };
+}
+
+// Weights for settings `s` (the model's traits), rows and columns in the order drawn.
+// Returns {weights, masked}: weights[i][j] the weight, masked[i][j] 1 where a mask hides key j
+// from query i.
+export function computeWeights(s) {
+  return weightsFromScores(s, scores(s));
+}
+
+// The traits computeWeights reads.
+const WEIGHT_INPUTS = [...SCORE_INPUTS, "temperature", "scale", "causal", "padding"];
+
+// computeWeights of a model's current traits. The scores are kept while their inputs are the
+// same values (the model replaces a trait's value on every change), so that dragging the
+// temperature slider only repeats the softmax.
+function modelWeights(model) {
+  let scored = null, inputs = {};
+  return () => {
+    const s = Object.fromEntries(WEIGHT_INPUTS.map((name) => [name, model.get(name)]));
+    if (!scored || SCORE_INPUTS.some((name) => s[name] !== inputs[name])) {
+      scored = scores(s);
+      inputs = s;
+    }
+    return weightsFromScores(s, scored);
+  };
+}
+
+// --- controls -------------------------------------------------------------------------------
+// A builder takes {model, set} and returns the control's DOM nodes and `follow`, which shows the
+// model's current value (Python, or another view of the same model, may have changed it); it
+// returns null when it has nothing to offer (a head menu for one head).
 
 function h(tag, props = {}, ...children) {
   const node = document.createElement(tag);
@@ -101,267 +183,377 @@ function h(tag, props = {}, ...children) {
   return node;
 }
 
-const TRAITS = ["query_vectors", "key_vectors", "self_attention", "heads", "head", "temperature", "scale",
-  "causal", "padding", "positional", "permutation", "d_k"];
-
-function render({ model, el }) {
-  const shown = new Set(model.get("controls"));
-  let syncable = true; // false on a static page, which has no kernel to sync with
-  let weights = [];
-  let cells = [], rowEls = [], rowLabels = [], colLabels = [], colIndex = [];
-  let prevText = [], prevBucket = new Int16Array(0), prevLook = new Int8Array(0);
-
-  const controls = h("div", { className: "attn-controls" });
-  const queryEditor = h("div", { className: "attn-controls attn-query-editor" });
-  const readout = h("div", { className: "attn-readout" }, "\u00a0");
-  const grid = h("div", { className: "attn-grid", role: "table" });
-  const root = h("div", { className: "attn-widget" }, controls, queryEditor, readout,
-    h("div", { className: "attn-scroll" }, grid));
-  root.dataset.attnWidget = "";
-  el.replaceChildren(root);
-
-  const set = (name, value) => {
-    model.set(name, value);
-    save();
+function temperatureSlider({ model, set }) {
+  // the slider moves log10(τ) from -1 to 1: τ from 0.1 to 10
+  const slider = h("input", { type: "range", min: "-1", max: "1", step: "0.01", className: "attn-temperature" });
+  const out = h("output");
+  slider.addEventListener("input", () => set("temperature", Math.pow(10, Number(slider.value))));
+  const follow = () => {
+    const tau = model.get("temperature");
+    // moved only for a new τ, so that a reader's drag is not snapped
+    if (Math.abs(Math.pow(10, Number(slider.value)) - tau) > 1e-9) slider.value = String(Math.log10(tau));
+    out.textContent = tau.toFixed(2);
   };
-  function save() {
-    if (!syncable) return;
-    try {
-      model.save_changes();
-    } catch (err) { // the static page's widget manager: "no comm channel defined"
-      if (String(err).includes("no comm")) syncable = false; else throw err;
-    }
-  }
+  return { nodes: [h("label", {}, "temperature τ ", slider, " ", out)], follow };
+}
 
-  // --- controls -------------------------------------------------------------
-  // Each control also registers how to follow its trait when Python (or another view of the
-  // same model) changes it.
-  const followers = [];
-  const followModel = () => followers.forEach((follow) => follow());
-  if (shown.has("temperature")) {
-    // the slider moves log10(τ) from -1 to 1: τ from 0.1 to 10
-    const slider = h("input", { type: "range", min: "-1", max: "1", step: "0.01",
-      className: "attn-temperature" });
-    slider.value = String(Math.log10(model.get("temperature")));
-    const out = h("output", {}, model.get("temperature").toFixed(2));
-    slider.addEventListener("input", () => {
-      const tau = Math.pow(10, Number(slider.value));
-      out.textContent = tau.toFixed(2);
-      set("temperature", tau);
-    });
-    followers.push(() => {
-      const tau = model.get("temperature");
-      if (Math.abs(Math.pow(10, Number(slider.value)) - tau) > 1e-9) slider.value = String(Math.log10(tau));
-      out.textContent = tau.toFixed(2);
-    });
-    controls.append(h("label", {}, "temperature τ ", slider, " ", out));
-  }
-  if (shown.has("d_k")) {
-    // a slider over the allowed widths, e.g. 4, 16, 64, 256, 1024
-    const choices = model.get("d_k_choices");
-    const slider = h("input", { type: "range", min: "0", max: String(choices.length - 1), step: "1",
-      className: "attn-d_k" });
+function widthSlider({ model, set }) {
+  // a slider over the allowed widths, e.g. 4, 16, 64, 256, 1024
+  const choices = model.get("d_k_choices");
+  const slider = h("input", { type: "range", min: "0", max: String(choices.length - 1), step: "1",
+    className: "attn-d_k" });
+  const out = h("output");
+  slider.addEventListener("input", () => set("d_k", choices[Number(slider.value)]));
+  const follow = () => {
     slider.value = String(Math.max(0, choices.indexOf(model.get("d_k"))));
-    const out = h("output", {}, String(model.get("d_k")));
-    slider.addEventListener("input", () => {
-      const dk = choices[Number(slider.value)];
-      out.textContent = String(dk);
-      set("d_k", dk);
-    });
-    followers.push(() => {
-      slider.value = String(Math.max(0, choices.indexOf(model.get("d_k"))));
-      out.textContent = String(model.get("d_k"));
-    });
-    controls.append(h("label", {}, "d_k ", slider, " ", out));
-  }
-  for (const [name, text] of [["scale", " ÷ √d_k"], ["causal", " causal mask"],
-    ["positional", " positional encoding"]]) {
-    if (!shown.has(name)) continue;
-    const box = h("input", { type: "checkbox", checked: model.get(name), className: `attn-${name}` });
-    box.addEventListener("change", () => set(name, box.checked));
-    followers.push(() => { box.checked = model.get(name); });
-    controls.append(h("label", {}, box, text));
-  }
-  if (shown.has("head") && model.get("heads").length > 1) {
-    const select = h("select", { className: "attn-head" }, ...model.get("heads").map(
-      (head, i) => h("option", { value: String(i) }, head.name || `head ${i + 1}`)));
-    select.value = String(model.get("head"));
-    select.addEventListener("change", () => set("head", Number(select.value)));
-    followers.push(() => { select.value = String(model.get("head")); });
-    controls.append(h("label", {}, "head ", select));
-  }
-  if (shown.has("shuffle")) {
-    const shuffle = h("button", { type: "button", className: "attn-shuffle" }, "shuffle tokens");
-    const reset = h("button", { type: "button", className: "attn-reset" }, "original order");
-    shuffle.addEventListener("click", () => {
-      const p = model.get("query_vectors").map((_, i) => i);
-      for (let i = p.length - 1; i > 0; i--) { // Fisher-Yates
-        const j = Math.floor(Math.random() * (i + 1));
-        [p[i], p[j]] = [p[j], p[i]];
-      }
-      set("permutation", p);
-    });
-    reset.addEventListener("click", () => set("permutation", []));
-    controls.append(shuffle, reset);
-  }
-  if (shown.has("padding")) {
-    controls.append(h("span", { className: "attn-hint" }, "click a key to mask it"));
-  }
+    out.textContent = String(model.get("d_k"));
+  };
+  return { nodes: [h("label", {}, "d_k ", slider, " ", out)], follow };
+}
 
-  // One slider per component of the chosen query row ("query" control).
-  function drawQueryEditor() {
-    queryEditor.replaceChildren();
-    if (!shown.has("query")) return;
-    const row = model.get("query_row");
+function checkbox(name, text) {
+  return ({ model, set }) => {
+    const box = h("input", { type: "checkbox", className: `attn-${name}` });
+    box.addEventListener("change", () => set(name, box.checked));
+    return { nodes: [h("label", {}, box, text)], follow: () => { box.checked = model.get(name); } };
+  };
+}
+
+function headMenu({ model, set }) {
+  const heads = model.get("heads");
+  if (heads.length < 2) return null;
+  const select = h("select", { className: "attn-head" }, ...heads.map(
+    (head, i) => h("option", { value: String(i) }, head.name || `head ${i + 1}`)));
+  select.addEventListener("change", () => set("head", Number(select.value)));
+  return { nodes: [h("label", {}, "head ", select)], follow: () => { select.value = String(model.get("head")); } };
+}
+
+function shuffled(n) { // Fisher-Yates
+  const p = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [p[i], p[j]] = [p[j], p[i]];
+  }
+  return p;
+}
+
+function shuffleButtons({ model, set }) {
+  const shuffle = h("button", { type: "button", className: "attn-shuffle" }, "shuffle tokens");
+  const reset = h("button", { type: "button", className: "attn-reset" }, "original order");
+  shuffle.addEventListener("click", () => set("permutation", shuffled(model.get("query_vectors").length)));
+  reset.addEventListener("click", () => set("permutation", []));
+  return { nodes: [shuffle, reset], follow: () => {} };
+}
+
+// The keys' labels do the masking (see keyLabel); the control bar only says so.
+function paddingHint() {
+  return { nodes: [h("span", { className: "attn-hint" }, "click a key to mask it")], follow: () => {} };
+}
+
+// A menu of the query rows and one slider per component of the chosen row. Rebuilt when the
+// row, the tokens or the width change; otherwise the sliders follow the values in place, so
+// that the one a reader drags is not replaced.
+function queryEditor({ model, set }) {
+  const line = h("span", { className: "attn-query-line" });
+  let shape = null, sliders = [], outs = [];
+  function build(row, q) {
     const select = h("select", { className: "attn-query-row" }, ...model.get("query_tokens").map(
       (token, i) => h("option", { value: String(i) }, token)));
     select.value = String(row);
-    select.addEventListener("change", () => { set("query_row", Number(select.value)); });
-    queryEditor.append(h("label", {}, "query ", select));
-    model.get("query_vectors")[row].forEach((v, k) => {
-      const slider = h("input", { type: "range", min: "-3", max: "3", step: "0.1",
-        className: "attn-query-component" });
-      slider.value = String(v);
-      const out = h("output", {}, Number(v).toFixed(1));
+    select.addEventListener("change", () => set("query_row", Number(select.value)));
+    sliders = q.map((_, k) => {
+      const slider = h("input", { type: "range", min: "-3", max: "3", step: "0.1", className: "attn-query-component" });
       slider.addEventListener("input", () => {
         const queries = model.get("query_vectors").map((q) => q.slice());
         queries[row][k] = Number(slider.value);
-        out.textContent = Number(slider.value).toFixed(1);
         set("query_vectors", queries);
       });
-      queryEditor.append(h("label", {}, `q[${k}] `, slider, " ", out));
+      return slider;
     });
+    outs = sliders.map(() => h("output"));
+    line.replaceChildren(h("label", {}, "query ", select),
+      ...sliders.map((slider, k) => h("label", {}, `q[${k}] `, slider, " ", outs[k])));
   }
-
-  // Keep the sliders in step with queries set from Python, without replacing
-  // the slider the reader may be dragging.
-  function syncQueryEditor() {
-    const sliders = queryEditor.querySelectorAll(".attn-query-component");
-    const q = model.get("query_vectors")[model.get("query_row")];
-    if (!q || sliders.length !== q.length) return drawQueryEditor();
-    sliders.forEach((slider, k) => {
-      if (Number(slider.value) !== q[k]) {
-        slider.value = String(q[k]);
-        slider.nextElementSibling.textContent = Number(q[k]).toFixed(1);
-      }
+  const follow = () => {
+    const row = model.get("query_row"), q = model.get("query_vectors")[row] || [];
+    const now = JSON.stringify([row, q.length, model.get("query_tokens")]);
+    if (now !== shape) { shape = now; build(row, q); }
+    q.forEach((v, k) => {
+      if (Number(sliders[k].value) !== v) sliders[k].value = String(v);
+      outs[k].textContent = Number(v).toFixed(1);
     });
+  };
+  return { nodes: [line], follow };
+}
+
+// Every control heatmap.py's CONTROLS names, in the order shown.
+export const CONTROLS = {
+  temperature: temperatureSlider,
+  d_k: widthSlider,
+  scale: checkbox("scale", " ÷ √d_k"),
+  causal: checkbox("causal", " causal mask"),
+  positional: checkbox("positional", " positional encoding"),
+  head: headMenu,
+  shuffle: shuffleButtons,
+  padding: paddingHint,
+  query: queryEditor,
+};
+
+// The controls the model asks for: a bar, and below it the query editor's line (there even
+// when empty, which keeps the spacing the same).
+function buildControls(model, set) {
+  const shown = new Set(model.get("controls"));
+  const bar = h("div", { className: "attn-controls" });
+  const editor = h("div", { className: "attn-controls attn-query-editor" });
+  const built = [];
+  for (const [name, build] of Object.entries(CONTROLS)) {
+    const control = shown.has(name) && build({ model, set });
+    if (!control) continue;
+    (name === "query" ? editor : bar).append(...control.nodes);
+    built.push(control);
   }
+  const follow = () => built.forEach((control) => control.follow());
+  follow();
+  return { nodes: [bar, editor], follow };
+}
 
-  // --- the grid ---------------------------------------------------------------
-  // Rebuilt only when the tokens, their order or the padding change.
-  function build() {
-    const selfAttention = model.get("self_attention");
-    const order = drawOrder({ permutation: model.get("permutation"), query_vectors: model.get("query_vectors") });
-    const padding = model.get("padding");
-    rowLabels = order.map((i) => model.get("query_tokens")[i]);
-    colIndex = selfAttention ? order : model.get("key_tokens").map((_, j) => j);
-    colLabels = colIndex.map((j) => model.get("key_tokens")[j]);
-    const compact = colLabels.length > MAX_ANNOTATED;
-    grid.classList.toggle("attn-compact", compact);
-    const labelWidth = Math.min(16, Math.max(5, ...rowLabels.map(textWidth))) + 1;
-    const cellWidth = Math.min(12, Math.max(5, ...colLabels.map(textWidth))) + 1;
-    grid.style.gridTemplateColumns =
-      `${labelWidth}ch repeat(${colLabels.length}, ${compact ? "0.8em" : `${cellWidth}ch`})`;
+// --- labels ---------------------------------------------------------------------------------
 
-    const header = h("div", { className: "attn-row attn-header", role: "row" },
-      h("div", { className: "attn-corner", role: "columnheader" }, "query ↓ key →"));
-    colLabels.forEach((label, j) => {
-      const key = h("div", { className: "attn-colhead", role: "columnheader", title: label }, label);
-      if (padding[colIndex[j]]) key.classList.add("attn-padded");
-      if (shown.has("padding")) {
-        key.classList.add("attn-clickable");
-        key.addEventListener("click", () => {
-          const next = model.get("key_tokens").map((_, i) => Boolean(model.get("padding")[i]));
-          next[colIndex[j]] = !next[colIndex[j]];
-          set("padding", next);
-        });
-      }
-      header.append(key);
-    });
-    rowEls = []; cells = [];
-    const rows = rowLabels.map((label, i) => {
-      const row = h("div", { className: "attn-row", role: "row" },
-        h("div", { className: "attn-rowhead", role: "rowheader", title: label }, label));
-      row.dataset.row = String(i);
-      cells.push(colLabels.map((_, j) => {
-        const cell = h("div", { className: "attn-cell", role: "cell" }, "");
-        cell.dataset.row = String(i);
-        cell.dataset.col = String(j);
-        row.append(cell);
-        return cell;
-      }));
-      rowEls.push(row);
-      return row;
-    });
-    grid.replaceChildren(header, ...rows);
-    const n = rowLabels.length * colLabels.length;
-    prevText = new Array(n).fill("");
-    prevBucket = new Int16Array(n).fill(-1);
-    prevLook = new Int8Array(n).fill(-1);
+// What the grid shows besides the weights: the tokens on its rows and columns, in the order
+// drawn, and which keys are padded.
+function gridLayout(model) {
+  const { order, keyIndex } = drawnIndices({ permutation: model.get("permutation"),
+    query_vectors: model.get("query_vectors"), key_vectors: model.get("key_vectors"),
+    self_attention: model.get("self_attention") });
+  const padding = model.get("padding");
+  return {
+    rowLabels: order.map((i) => model.get("query_tokens")[i]),
+    colLabels: keyIndex.map((j) => model.get("key_tokens")[j]),
+    keyIndex,
+    padded: keyIndex.map((j) => Boolean(padding[j])),
+    clickable: model.get("controls").includes("padding"),
+  };
+}
+
+// Width of a label in `ch` units: CJK characters take two.
+function textWidth(text) {
+  return [...String(text)].reduce((width, c) => width + (c.codePointAt(0) >= 0x2e80 ? 2 : 1), 0);
+}
+
+// Column widths come from the labels, never from the numbers, so a redraw never re-runs grid layout.
+function gridColumns(layout, compact) {
+  const labelWidth = Math.min(16, Math.max(5, ...layout.rowLabels.map(textWidth))) + 1;
+  const cellWidth = Math.min(12, Math.max(5, ...layout.colLabels.map(textWidth))) + 1;
+  return `${labelWidth}ch repeat(${layout.colLabels.length}, ${compact ? "0.8em" : `${cellWidth}ch`})`;
+}
+
+// Masks key `j` (its original index) if it is visible, else shows it again.
+function paddingToggle(model, set) {
+  return (j) => {
+    const padding = model.get("key_tokens").map((_, k) => Boolean(model.get("padding")[k]));
+    padding[j] = !padding[j];
+    set("padding", padding);
+  };
+}
+
+// A key's label; where the padding control is shown, a click masks or unmasks that key.
+function keyLabel(label, j, layout, togglePadding) {
+  const key = h("div", { className: "attn-colhead", role: "columnheader", title: label }, label);
+  if (layout.padded[j]) key.classList.add("attn-padded");
+  if (layout.clickable) {
+    key.classList.add("attn-clickable");
+    key.addEventListener("click", () => togglePadding(layout.keyIndex[j]));
   }
+  return key;
+}
 
-  // Recompute and repaint the existing cells: the path every slider takes.
-  // DOM writes are skipped where nothing visible changed.
-  function paint() {
-    let masked;
-    ({ weights, masked } = computeWeights(Object.fromEntries(TRAITS.map((n) => [n, model.get(n)]))));
-    const annotate = colLabels.length <= MAX_ANNOTATED;
-    for (let i = 0, c = 0; i < cells.length; i++) {
-      const w = weights[i];
-      rowEls[i].dataset.weights = w.join(" ");
-      for (let j = 0; j < w.length; j++, c++) {
-        const cell = cells[i][j];
-        const text = !annotate ? "" : masked[i][j] ? "–" : w[j].toFixed(2);
-        if (text !== prevText[c]) { cell.firstChild.nodeValue = text; prevText[c] = text; }
-        const bucket = Math.round(w[j] * LEVELS);
-        if (bucket !== prevBucket[c]) { cell.style.backgroundColor = PALETTE[bucket]; prevBucket[c] = bucket; }
-        // 2: masked (hatched grey), 1: dark text on the bright end of viridis, 0: light text
-        const look = masked[i][j] ? 2 : w[j] > 0.6 ? 1 : 0;
-        if (look !== prevLook[c]) {
-          cell.classList.toggle("attn-light", look === 1);
-          cell.classList.toggle("attn-masked", look === 2);
-          prevLook[c] = look;
-        }
-      }
-    }
-  }
-
-  // Report the weights drawn to Python (a live kernel); skip when unchanged
-  // so that a change coming from Python does not echo back and forth.
-  function publish() {
-    const rows = weights.map((w) => Array.from(w));
-    if (JSON.stringify(rows) === JSON.stringify(model.get("weights"))) return;
-    set("weights", rows);
-  }
-
-  function redraw() { paint(); publish(); }
-  function rebuild() { build(); redraw(); }
-
-  grid.addEventListener("mouseover", (event) => {
-    const cell = event.target.closest(".attn-cell");
-    if (!cell) return;
-    const i = Number(cell.dataset.row), j = Number(cell.dataset.col);
-    const masked = cell.classList.contains("attn-masked");
-    readout.textContent = `${rowLabels[i]} → ${colLabels[j]}: ${masked ? "masked (0)" : weights[i][j].toFixed(6)}`;
+// The header row (the keys) and one row per query, each opening with the query's label.
+function labelRows(layout, togglePadding) {
+  const header = h("div", { className: "attn-row attn-header", role: "row" },
+    h("div", { className: "attn-corner", role: "columnheader" }, "query ↓ key →"),
+    ...layout.colLabels.map((label, j) => keyLabel(label, j, layout, togglePadding)));
+  const rows = layout.rowLabels.map((label, i) => {
+    const head = h("div", { className: "attn-rowhead", role: "rowheader", title: label }, label);
+    head.style.gridArea = `${i + 2} / 1`;
+    return h("div", { className: "attn-row", role: "row" }, head);
   });
+  return { header, rows };
+}
 
-  const sizeChanged = () => cells.length !== model.get("query_vectors").length
-    || (!model.get("self_attention") && (cells[0] || []).length !== model.get("key_vectors").length);
-  const handlers = [
-    ["query_tokens", () => { rebuild(); drawQueryEditor(); }],
-    ...["key_tokens", "permutation", "padding", "self_attention"].map((n) => [n, rebuild]),
-    ["heads", redraw],
-    ...["head", "temperature", "scale", "causal", "positional", "d_k"].map((n) => [n, () => { followModel(); redraw(); }]),
-    ["key_vectors", () => (sizeChanged() ? rebuild() : redraw())],
-    ["query_vectors", () => { if (sizeChanged()) build(); redraw(); syncQueryEditor(); }],
-    ["query_row", drawQueryEditor],
-  ];
-  for (const [name, handler] of handlers) model.on(`change:${name}`, handler);
+// --- drawing --------------------------------------------------------------------------------
+// The cells are one canvas with a pixel per cell, scaled up by CSS without smoothing, so a
+// redraw writes m·n pixels however large the cells are drawn.
 
-  drawQueryEditor();
-  rebuild();
-  root.attnWidget = { model, redraw }; // for tests and the benchmark
-  return () => { for (const [name, handler] of handlers) model.off(`change:${name}`, handler); };
+function paintPixels(canvas, weights, masked) {
+  const m = canvas.height, n = canvas.width; // read once: DOM properties are slow in a loop
+  const context = canvas.getContext("2d");
+  const image = context.createImageData(n, m);
+  const pixels = new Uint32Array(image.data.buffer);
+  for (let i = 0, p = 0; i < m; i++) {
+    const w = weights[i], hidden = masked[i];
+    for (let j = 0; j < n; j++, p++) pixels[p] = hidden[j] ? 0 : PIXELS[Math.round(w[j] * LEVELS)];
+  }
+  context.putImageData(image, 0, 0); // a masked cell stays transparent
+}
+
+// In small grids each cell also shows its weight, as text over the canvas.
+function numberCells(rows, columns) {
+  return rows.map((row, i) => Array.from({ length: columns }, (_, j) => {
+    const cell = h("div", { className: "attn-cell", role: "cell" }, "");
+    cell.dataset.row = String(i);
+    cell.dataset.col = String(j);
+    cell.style.gridArea = `${i + 2} / ${j + 2}`;
+    row.append(cell);
+    return cell;
+  }));
+}
+
+function paintNumbers(cells, weights, masked) {
+  cells.forEach((row, i) => row.forEach((cell, j) => {
+    const w = weights[i][j], hidden = masked[i][j];
+    const text = hidden ? "–" : w.toFixed(2);
+    if (cell.firstChild.nodeValue !== text) cell.firstChild.nodeValue = text;
+    cell.classList.toggle("attn-masked", Boolean(hidden));          // grey on the hatching
+    cell.classList.toggle("attn-light", !hidden && w > 0.6);       // dark on bright viridis
+  }));
+}
+
+// The labels, the canvas and (in small grids) the number cells, in a CSS grid.
+class HeatmapGrid {
+  constructor(togglePadding) {
+    this.element = h("div", { className: "attn-grid", role: "table" });
+    this.canvas = h("canvas", { className: "attn-canvas" });
+    this.canvas.setAttribute("aria-hidden", "true"); // the labels and numbers carry the content
+    this.togglePadding = togglePadding;
+    this.layout = null;
+    this.layoutKey = "";
+    this.cells = [];
+  }
+
+  // Rebuilds labels and cells if the layout changed; a redraw alone leaves them in place.
+  lay(layout) {
+    const key = JSON.stringify(layout);
+    if (key === this.layoutKey) return;
+    this.layout = layout;
+    this.layoutKey = key;
+    const m = layout.rowLabels.length, n = layout.colLabels.length;
+    const compact = n > MAX_ANNOTATED;
+    this.element.classList.toggle("attn-compact", compact);
+    this.element.style.gridTemplateColumns = gridColumns(layout, compact);
+    this.canvas.width = n;
+    this.canvas.height = m;
+    this.canvas.style.gridArea = `2 / 2 / ${m + 2} / ${n + 2}`;
+    const { header, rows } = labelRows(layout, this.togglePadding);
+    this.cells = compact ? [] : numberCells(rows, n);
+    this.element.replaceChildren(header, this.canvas, ...rows);
+  }
+
+  paint(weights, masked) {
+    paintPixels(this.canvas, weights, masked);
+    paintNumbers(this.cells, weights, masked);
+  }
+
+  // The cell [i, j] under a point of the page, or null.
+  cellAt(x, y) {
+    const box = this.canvas.getBoundingClientRect();
+    const i = Math.floor(((y - box.top) / box.height) * this.canvas.height);
+    const j = Math.floor(((x - box.left) / box.width) * this.canvas.width);
+    return i >= 0 && j >= 0 && i < this.canvas.height && j < this.canvas.width ? [i, j] : null;
+  }
+}
+
+// --- readout --------------------------------------------------------------------------------
+
+// Hovering a cell shows its query, key and weight in full.
+function followHover(grid, readout, drawn) {
+  grid.element.addEventListener("mousemove", (event) => {
+    const cell = grid.cellAt(event.clientX, event.clientY);
+    if (!cell) return;
+    const [i, j] = cell, { weights, masked } = drawn();
+    const { rowLabels, colLabels } = grid.layout;
+    const text = `${rowLabels[i]} → ${colLabels[j]}: ${masked[i][j] ? "masked (0)" : weights[i][j].toFixed(6)}`;
+    if (readout.textContent !== text) readout.textContent = text;
+  });
+}
+
+// --- render ---------------------------------------------------------------------------------
+
+// What a change to each trait redraws. Every synced trait of AttentionHeatmap is here except
+// `weights`, which only this front end writes (tests/test_heatmap.py checks both lists):
+//   controls  the controls are built anew     values   the controls show the model's values
+//   grid      labels and cells follow the tokens, their order and the masks; then a redraw
+//   redraw    the weights are recomputed, drawn and reported
+export const TRAIT_EFFECTS = {
+  controls: ["controls", "grid"], d_k_choices: ["controls"], heads: ["controls", "redraw"],
+  head: ["values", "redraw"], temperature: ["values", "redraw"], scale: ["values", "redraw"],
+  causal: ["values", "redraw"], positional: ["values", "redraw"], d_k: ["values", "redraw"],
+  query_row: ["values"], query_tokens: ["values", "grid"], query_vectors: ["values", "grid"],
+  key_tokens: ["grid"], key_vectors: ["grid"], self_attention: ["grid"], permutation: ["grid"],
+  padding: ["grid"],
+};
+
+// Writes a trait and saves it to the kernel. On a static page the widget manager has no comm
+// channel and saving throws; after that it is not tried again.
+function modelWriter(model) {
+  let syncable = true;
+  return (name, value) => {
+    model.set(name, value);
+    if (!syncable) return;
+    try {
+      model.save_changes();
+    } catch (err) {
+      if (String(err).includes("no comm")) syncable = false; else throw err;
+    }
+  };
+}
+
+function sameRows(a, b) {
+  return a.length === b.length && a.every((row, i) => row.length === b[i].length
+    && row.every((v, j) => v === b[i][j]));
+}
+
+// Reports the weights drawn to Python (a live kernel), unless the model has them already, so
+// that a change coming from Python does not echo back and forth.
+function publish(model, set, weights) {
+  if (!sameRows(weights, model.get("weights"))) set("weights", weights);
+}
+
+function render({ model, el }) {
+  const set = modelWriter(model);
+  const api = { model, drawn: { weights: [], masked: [] } }; // root.attnWidget, for tests
+  const grid = new HeatmapGrid(paddingToggle(model, set));
+  const weights = modelWeights(model);
+  const controlArea = h("div");
+  const readout = h("div", { className: "attn-readout" }, "\u00a0");
+  const root = h("div", { className: "attn-widget" }, controlArea, readout,
+    h("div", { className: "attn-scroll" }, grid.element));
+  root.dataset.attnWidget = "";
+  root.attnWidget = api;
+  el.replaceChildren(root);
+  followHover(grid, readout, () => api.drawn);
+
+  let controls = null, draws = 0;
+  function redraw() {
+    api.drawn = weights();
+    grid.paint(api.drawn.weights, api.drawn.masked);
+    root.dataset.drawn = String(++draws);
+    publish(model, set, api.drawn.weights);
+  }
+  function refresh(effects) {
+    if (effects.includes("controls")) {
+      controls = buildControls(model, set);
+      controlArea.replaceChildren(...controls.nodes);
+    } else if (effects.includes("values")) {
+      controls.follow();
+    }
+    if (effects.includes("grid")) grid.lay(gridLayout(model));
+    if (effects.includes("grid") || effects.includes("redraw")) redraw();
+  }
+
+  const handlers = Object.entries(TRAIT_EFFECTS).map(([name, effects]) => [`change:${name}`, () => refresh(effects)]);
+  for (const [event, handler] of handlers) model.on(event, handler);
+  refresh(["controls", "grid"]);
+  return () => { for (const [event, handler] of handlers) model.off(event, handler); };
 }
 
 export default { render };

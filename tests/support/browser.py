@@ -81,19 +81,26 @@ def launch(playwright):
 
 
 def drawn_weights(widget):
-    """The weights as drawn: full precision from each row, checked against each cell's text."""
-    rows, texts = widget.evaluate("""root => {
-        const rows = [...root.querySelectorAll('.attn-row[data-row]')];
-        return [rows.map(r => r.dataset.weights.split(' ').map(Number)),
-                rows.map(r => [...r.querySelectorAll('.attn-cell')].map(c => c.textContent))];
+    """The weights as drawn (full precision, kept on the widget's root as ``attnWidget.drawn``),
+    checked against the canvas's pixels and, where cells show numbers, each cell's text."""
+    weights, masked, pixels, texts = widget.evaluate("""root => {
+        const { weights, masked } = root.attnWidget.drawn;
+        const canvas = root.querySelector('canvas.attn-canvas');
+        const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+        const texts = [...root.querySelectorAll('.attn-cell')].map(
+            c => [Number(c.dataset.row), Number(c.dataset.col), c.textContent]);
+        return [weights, masked.map(row => Array.from(row)), Array.from(pixels), texts];
     }""")
-    weights = np.array(rows)
-    for i, row in enumerate(texts):
-        for j, text in enumerate(row):
-            if text == "–":  # a masked key
-                assert weights[i, j] == 0, (i, j)
-            elif text:       # (large heatmaps show colour only)
-                assert abs(float(text) - weights[i, j]) <= 0.005 + 1e-12, (i, j, text)
+    weights, masked = np.array(weights, dtype=float), np.array(masked, dtype=bool)
+    pixels = np.array(pixels).reshape(*weights.shape, 4)
+    assert np.array_equal(pixels[..., 3] == 0, masked), "masked cells, and only they, are transparent"
+    assert np.all(weights[masked] == 0)
+    order = np.argsort(weights[~masked], kind="stable")  # viridis brightens as the weight grows
+    assert np.all(np.diff(pixels[~masked][order, 1].astype(int)) >= 0), "colours out of order"
+    for i, j, text in texts:  # (large heatmaps show colour only)
+        assert (text == "–") == masked[i, j], (i, j, text)
+        if not masked[i, j]:
+            assert abs(float(text) - weights[i, j]) <= 0.005 + 1e-12, (i, j, text)
     return weights
 
 
