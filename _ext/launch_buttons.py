@@ -32,9 +32,11 @@ BINDER = "https://mybinder.org"
 COLAB = "https://colab.research.google.com"
 # the theme's own icons
 ICONS = {"Binder": "_static/images/logo_binder.svg", "Colab": "_static/images/logo_colab.png"}
-NOTEBOOKS_BRANCH = "notebooks"   # where the publish workflow puts the generated notebooks
-GITHUB = re.compile(r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
-                    r"(?P<owner>[\w.-]+)/(?P<name>[\w.-]+?)(?:\.git)?/?$")
+NOTEBOOKS_BRANCH = "notebooks"  # where the publish workflow puts the generated notebooks
+GITHUB = re.compile(
+    r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
+    r"(?P<owner>[\w.-]+)/(?P<name>[\w.-]+?)(?:\.git)?/?$"
+)
 
 
 def find_repository(environ, origin: str | None) -> dict | None:
@@ -53,14 +55,22 @@ def find_repository(environ, origin: str | None) -> dict | None:
     else:
         return None
     match = GITHUB.match(url)
-    return {"url": url, "branch": branch or "main", "source": source,
-            "github": f"{match['owner']}/{match['name']}" if match else None}
+    return {
+        "url": url,
+        "branch": branch or "main",
+        "source": source,
+        "github": f"{match['owner']}/{match['name']}" if match else None,
+    }
 
 
 def origin_remote(folder: Path) -> str | None:
     try:
-        result = subprocess.run(["git", "-C", str(folder), "remote", "get-url", "origin"],
-                                capture_output=True, text=True, check=False)
+        result = subprocess.run(
+            ["git", "-C", str(folder), "remote", "get-url", "origin"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
     except OSError:  # no git on this machine
         return None
     return (result.stdout.strip() or None) if result.returncode == 0 else None
@@ -79,33 +89,56 @@ def resolve_repository(app, config):
     repository = find_repository(os.environ, origin_remote(Path(app.srcdir)))
     config.book_repository = repository
     if repository is None:
-        LOGGER.info("launch buttons: no repository URL (set BOOK_REPOSITORY_URL=https://github.com/"
-                    "OWNER/NAME); building without Binder and Colab buttons")
+        LOGGER.info(
+            "launch buttons: no repository URL (set BOOK_REPOSITORY_URL=https://github.com/"
+            "OWNER/NAME); building without Binder and Colab buttons"
+        )
     elif config.student_edition:
         LOGGER.info("launch buttons: none in the student edition (they would open the solutions)")
     elif repository["github"] is None:
         LOGGER.info(f"launch buttons: {repository['url']} is not on GitHub; building without them")
     else:
-        LOGGER.info(f"launch buttons: {repository['url']} ({repository['branch']}), "
-                    f"from {repository['source']}")
+        LOGGER.info(
+            f"launch buttons: {repository['url']} ({repository['branch']}), "
+            f"from {repository['source']}"
+        )
 
 
 def add_launch_buttons(app, pagename, templatename, context, doctree):
     repository = app.config.book_repository
     metadata = app.env.metadata.get(pagename, {})
-    if (doctree is None or app.config.student_edition or not repository or not repository["github"]
-            or "kernelspec" not in metadata):
+    if (
+        doctree is None
+        or app.config.student_edition
+        or not repository
+        or not repository["github"]
+        or "kernelspec" not in metadata
+    ):
         return
-    buttons = [{"type": "link", "text": text, "tooltip": f"Open this chapter in {text}",
-                "icon": ICONS[text], "url": url, "label": f"launch-{text.lower()}-button"}
-               for text, url in launch_links(repository, pagename).items()]
-    context["header_buttons"].append({"type": "group", "tooltip": "Run this chapter",
-                                      "icon": "fas fa-rocket", "buttons": buttons,
-                                      "label": "launch-buttons"})
+    buttons = [
+        {
+            "type": "link",
+            "text": text,
+            "tooltip": f"Open this chapter in {text}",
+            "icon": ICONS[text],
+            "url": url,
+            "label": f"launch-{text.lower()}-button",
+        }
+        for text, url in launch_links(repository, pagename).items()
+    ]
+    context["header_buttons"].append(
+        {
+            "type": "group",
+            "tooltip": "Run this chapter",
+            "icon": "fas fa-rocket",
+            "buttons": buttons,
+            "label": "launch-buttons",
+        }
+    )
 
 
 def setup(app):
-    app.setup_extension("student_edition")   # for the student_edition config value
+    app.setup_extension("student_edition")  # for the student_edition config value
     app.add_config_value("book_repository", None, "html")
     app.connect("config-inited", resolve_repository)
     # after the theme has made its header buttons (priority 501)

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import jupytext
 import nbformat
-
 from student_edition import strip_solutions
 
 ROOT = Path(__file__).resolve().parent.parent
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 USES_TORCH = re.compile(
-    r"^\s*(import torch|from torch\b|from attnkit\.(modules|reversal|decoding)\b)", re.M)
+    r"^\s*(import torch|from torch\b|from attnkit\.(modules|reversal|decoding)\b)", re.M
+)
 
 
 def pinned_torch() -> str:
@@ -68,16 +68,21 @@ if "google.colab" in sys.modules:  # Colab shows third-party widgets only when a
 def chapter_notebook(text: str, repository: dict | None, student: bool):
     """The notebook of a chapter's MyST ``text``, set-up cell first."""
     notebook = jupytext.reads(strip_solutions(text) if student else text, fmt="md:myst")
-    notebook.metadata.pop("jupytext", None)   # a standalone notebook, not paired with a file
+    notebook.metadata.pop("jupytext", None)  # a standalone notebook, not paired with a file
     code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
-    notebook.cells.insert(0, nbformat.v4.new_code_cell(
-        setup_cell(repository, needs_torch=bool(USES_TORCH.search(code)))))
+    notebook.cells.insert(
+        0,
+        nbformat.v4.new_code_cell(
+            setup_cell(repository, needs_torch=bool(USES_TORCH.search(code)))
+        ),
+    )
     return notebook
 
 
 def is_chapter(app, pagename) -> bool:
-    return (Path(app.srcdir) / f"{pagename}.md").exists() and \
-        "kernelspec" in app.env.metadata.get(pagename, {})
+    return (Path(app.srcdir) / f"{pagename}.md").exists() and "kernelspec" in app.env.metadata.get(
+        pagename, {}
+    )
 
 
 def offer_notebook(app, pagename, templatename, context, doctree):
@@ -97,7 +102,7 @@ def write_notebook(app, pagename, templatename, context, doctree):
 
 def setup(app):
     app.setup_extension("student_edition")
-    app.setup_extension("launch_buttons")     # the book_repository config value
+    app.setup_extension("launch_buttons")  # the book_repository config value
     # the download menu is built at priority 501; the file is written after anything else
     # (the theme's launch buttons would copy the executed notebook there) has run
     app.connect("html-page-context", offer_notebook, priority=400)

@@ -19,13 +19,18 @@ from pathlib import Path
 
 from launch_buttons import NOTEBOOKS_BRANCH
 
-IDENTITY = {"GIT_AUTHOR_NAME": "Notebook publisher", "GIT_AUTHOR_EMAIL": "notebooks@invalid",
-            "GIT_COMMITTER_NAME": "Notebook publisher", "GIT_COMMITTER_EMAIL": "notebooks@invalid"}
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Notebook publisher",
+    "GIT_AUTHOR_EMAIL": "notebooks@invalid",
+    "GIT_COMMITTER_NAME": "Notebook publisher",
+    "GIT_COMMITTER_EMAIL": "notebooks@invalid",
+}
 
 
 def git(*arguments: str, env: dict | None = None) -> str:
-    return subprocess.run(["git", *arguments], check=True, capture_output=True, text=True,
-                          env=env).stdout.strip()
+    return subprocess.run(
+        ["git", *arguments], check=True, capture_output=True, text=True, env=env
+    ).stdout.strip()
 
 
 def publish(html: Path, remote: str) -> str:
@@ -40,8 +45,9 @@ def publish(html: Path, remote: str) -> str:
             path = notebook.relative_to(sources).as_posix()
             git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
         tree = git("write-tree", env=env)
-        commit = git("commit-tree", tree, "-m", "The book's chapters as notebooks, for Colab",
-                     env=env)
+        commit = git(
+            "commit-tree", tree, "-m", "The book's chapters as notebooks, for Colab", env=env
+        )
     git("push", "--quiet", "--force", remote, f"{commit}:refs/heads/{NOTEBOOKS_BRANCH}")
     return commit
 

@@ -24,22 +24,30 @@ from sphinx_exercise.nodes import solution_node
 
 ANSWERS_TITLE = "Answers to"
 INTRO_ONLY = "intro-only"
-WITHHELD = ("The rest of this page is withheld in the student edition: it answers the "
-            "spot-the-error exercises. Your instructor can give you the full edition.")
+WITHHELD = (
+    "The rest of this page is withheld in the student edition: it answers the "
+    "spot-the-error exercises. Your instructor can give you the full edition."
+)
 # The opening line of a MyST directive: ```{name} argument  or  :::{name} argument
 DIRECTIVE = re.compile(r"^[ \t]*(?P<fence>`{3,}|:{3,})\{(?P<name>[\w-]+)\}[ \t]*(?P<argument>.*)$")
 
 
 def is_answers_dropdown(node) -> bool:
-    return (isinstance(node, nodes.admonition) and "dropdown" in node.get("classes", [])
-            and node.children and isinstance(node[0], nodes.title)
-            and node[0].astext().startswith(ANSWERS_TITLE))
+    return (
+        isinstance(node, nodes.admonition)
+        and "dropdown" in node.get("classes", [])
+        and node.children
+        and isinstance(node[0], nodes.title)
+        and node[0].astext().startswith(ANSWERS_TITLE)
+    )
 
 
 def remove_solutions(app, doctree, docname):
     if not app.config.student_edition:
         return
-    for node in list(doctree.findall(lambda n: isinstance(n, solution_node) or is_answers_dropdown(n))):
+    for node in list(
+        doctree.findall(lambda n: isinstance(n, solution_node) or is_answers_dropdown(n))
+    ):
         node.parent.remove(node)
     if app.env.metadata.get(docname, {}).get("student-edition") == INTRO_ONLY:
         page = next(iter(doctree.findall(nodes.section)))
@@ -67,15 +75,19 @@ def strip_solutions(text: str) -> str:
     while index < len(lines):
         opening = DIRECTIVE.match(lines[index])
         if opening is None or not (
-                opening["name"] in ("solution", "solution-start")
-                or (opening["name"] == "admonition" and opening["argument"].startswith(ANSWERS_TITLE))):
+            opening["name"] in ("solution", "solution-start")
+            or (opening["name"] == "admonition" and opening["argument"].startswith(ANSWERS_TITLE))
+        ):
             kept.append(lines[index])
             index += 1
             continue
         end = _closing_line(lines, index, opening["fence"])
-        if opening["name"] == "solution-start":   # everything up to the end of solution-end
-            end = next(i for i in range(end + 1, len(lines))
-                       if (m := DIRECTIVE.match(lines[i])) and m["name"] == "solution-end")
+        if opening["name"] == "solution-start":  # everything up to the end of solution-end
+            end = next(
+                i
+                for i in range(end + 1, len(lines))
+                if (m := DIRECTIVE.match(lines[i])) and m["name"] == "solution-end"
+            )
             end = _closing_line(lines, end, DIRECTIVE.match(lines[end])["fence"])
         index = end + 1
     return re.sub(r"\n{3,}", "\n\n", "".join(kept))

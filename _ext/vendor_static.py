@@ -34,8 +34,10 @@ FILES = [
     (MODULES / "mathjax" / "LICENSE", "licenses/mathjax.txt"),
 ]
 # MathJax loads its output fonts and input extensions lazily, relative to itself.
-FOLDERS = [(MODULES / "mathjax" / "es5" / sub, f"mathjax/{sub}")
-           for sub in ("output/chtml", "input/tex", "ui", "a11y", "adaptors")]
+FOLDERS = [
+    (MODULES / "mathjax" / "es5" / sub, f"mathjax/{sub}")
+    for sub in ("output/chtml", "input/tex", "ui", "a11y", "adaptors")
+]
 FONT_SUFFIXES = {".woff2", ".woff", ".ttf", ".eot", ".svg"}  # html-manager's CSS uses them
 
 

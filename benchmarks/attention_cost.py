@@ -62,21 +62,34 @@ def measure(method: str, n: int) -> dict:
     # glibc keeps freed blocks below its mmap threshold for reuse, which inflates
     # peak RSS across repeats; a low threshold returns every large block at once.
     env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "65536"}
-    out = subprocess.run([sys.executable, "-c", CHILD, method, str(n), str(D), str(REPEATS)],
-                         capture_output=True, text=True, check=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, method, str(n), str(D), str(REPEATS)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    return {"method": method, "n": n, "seconds": result["seconds"],
-            "extra_memory_mib": (result["peak_rss_kib"] - result["rss_before_kib"]) / 1024,
-            "weights_mib": 4 * n * n / 2**20}
+    return {
+        "method": method,
+        "n": n,
+        "seconds": result["seconds"],
+        "extra_memory_mib": (result["peak_rss_kib"] - result["rss_before_kib"]) / 1024,
+        "weights_mib": 4 * n * n / 2**20,
+    }
 
 
 def machine() -> dict:
     import torch
 
-    return {"machine": platform.machine(), "system": platform.system(),
-            "processor": platform.processor() or platform.machine(),
-            "cpus": len(os.sched_getaffinity(0)),
-            "python": platform.python_version(), "torch": torch.__version__}
+    return {
+        "machine": platform.machine(),
+        "system": platform.system(),
+        "processor": platform.processor() or platform.machine(),
+        "cpus": len(os.sched_getaffinity(0)),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+    }
 
 
 def main():
@@ -85,14 +98,20 @@ def main():
     args = parser.parse_args()
     rows = [measure(method, n) for n in LENGTHS for method in ("materialised", "fused")]
     print(f"single-head attention, d = {D}, float32, best of {REPEATS}; {machine()}")
-    print(f"{'n':>6} {'method':>13} {'time (ms)':>10} {'extra memory (MiB)':>19} "
-          f"{'one n×n float32 matrix (MiB)':>29}")
+    print(
+        f"{'n':>6} {'method':>13} {'time (ms)':>10} {'extra memory (MiB)':>19} "
+        f"{'one n×n float32 matrix (MiB)':>29}"
+    )
     for row in rows:
-        print(f"{row['n']:>6} {row['method']:>13} {1000 * row['seconds']:>10.2f} "
-              f"{row['extra_memory_mib']:>19.1f} {row['weights_mib']:>29.1f}")
+        print(
+            f"{row['n']:>6} {row['method']:>13} {1000 * row['seconds']:>10.2f} "
+            f"{row['extra_memory_mib']:>19.1f} {row['weights_mib']:>29.1f}"
+        )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"machine": machine(), "d": D, "results": rows}, indent=1) + "\n")
+        args.json.write_text(
+            json.dumps({"machine": machine(), "d": D, "results": rows}, indent=1) + "\n"
+        )
         print(f"wrote {args.json}")
 
 

@@ -59,18 +59,29 @@ MEASURE = """async (values) => {
 
 def heatmap(n: int) -> AttentionHeatmap:
     rng = np.random.default_rng(0)
-    return AttentionHeatmap([f"t{i}" for i in range(n)], rng.normal(size=(n, 16)), scale=True,
-                            controls=["temperature", "scale", "causal"])
+    return AttentionHeatmap(
+        [f"t{i}" for i in range(n)],
+        rng.normal(size=(n, 16)),
+        scale=True,
+        controls=["temperature", "scale", "causal"],
+    )
 
 
 def drag(steps: int) -> list[str]:
     """A reader dragging: log10(τ) in steps of 0.01 across the slider and back."""
-    return [f"{-0.6 + 0.01 * (k % 120 if k // 120 % 2 == 0 else 119 - k % 120):.2f}" for k in range(steps)]
+    return [
+        f"{-0.6 + 0.01 * (k % 120 if k // 120 % 2 == 0 else 119 - k % 120):.2f}"
+        for k in range(steps)
+    ]
 
 
 def summary(times: list[float]) -> dict:
     times = sorted(times)
-    return {"median": statistics.median(times), "p95": times[int(0.95 * len(times))], "max": times[-1]}
+    return {
+        "median": statistics.median(times),
+        "p95": times[int(0.95 * len(times))],
+        "max": times[-1],
+    }
 
 
 def measure(browser, front_end: Path, n: int, steps: int) -> dict:
@@ -85,38 +96,56 @@ def measure(browser, front_end: Path, n: int, steps: int) -> dict:
             page.close()
     if log.problems():
         sys.exit(f"the page had problems: {log.problems()}")
-    return {"n": n, "cells": n * n, "to_layout_ms": summary(times["layout"]),
-            "to_frame_ms": summary(times["frame"])}
+    return {
+        "n": n,
+        "cells": n * n,
+        "to_layout_ms": summary(times["layout"]),
+        "to_frame_ms": summary(times["frame"]),
+    }
 
 
 def git(*args: str) -> str:
-    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
 
 
 def working_tree() -> str:
     """The front end being measured: its commit, and whether it has changed since."""
-    changed = git("status", "--porcelain", "chapters/attnkit/heatmap.js", "chapters/attnkit/heatmap.css")
+    changed = git(
+        "status", "--porcelain", "chapters/attnkit/heatmap.js", "chapters/attnkit/heatmap.css"
+    )
     return git("rev-parse", "--short", "HEAD").strip() + (" with changes" if changed else "")
 
 
 def checkout(revision: str, folder: Path) -> Path:
     """heatmap.js and heatmap.css as they are at a git revision, in ``folder``."""
     for name in ["heatmap.js", "heatmap.css"]:
-        (folder / name).write_text(git("show", f"{revision}:chapters/attnkit/{name}"), encoding="utf-8")
+        (folder / name).write_text(
+            git("show", f"{revision}:chapters/attnkit/{name}"), encoding="utf-8"
+        )
     return folder
 
 
 def machine(browser_version: str) -> dict:
-    return {"machine": platform.machine(), "system": platform.system(),
-            "processor": platform.processor() or platform.machine(),
-            "cpus": len(os.sched_getaffinity(0)), "browser": f"Chromium {browser_version} (headless)"}
+    return {
+        "machine": platform.machine(),
+        "system": platform.system(),
+        "processor": platform.processor() or platform.machine(),
+        "cpus": len(os.sched_getaffinity(0)),
+        "browser": f"Chromium {browser_version} (headless)",
+    }
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=SIZES, help="tokens (each heatmap is n × n)")
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=SIZES, help="tokens (each heatmap is n × n)"
+    )
     parser.add_argument("--steps", type=int, default=120, help="slider steps to time per size")
-    parser.add_argument("--baseline", metavar="REV", help="also measure the front end of this git revision")
+    parser.add_argument(
+        "--baseline", metavar="REV", help="also measure the front end of this git revision"
+    )
     parser.add_argument("--json", type=Path, help="write the results to this file")
     args = parser.parse_args()
     if CHROMIUM is None:
@@ -128,17 +157,24 @@ def main():
         if args.baseline:
             front_ends = {args.baseline: checkout(args.baseline, Path(folder)), **front_ends}
         browser = launch(playwright)
-        rows = [{"front_end": name, **measure(browser, path, n, args.steps)}
-                for n in args.sizes for name, path in front_ends.items()]
+        rows = [
+            {"front_end": name, **measure(browser, path, n, args.steps)}
+            for n in args.sizes
+            for name, path in front_ends.items()
+        ]
         result = {"machine": machine(browser.version), "steps": args.steps, "results": rows}
         browser.close()
     print(f"temperature-slider steps: {args.steps} per size; {result['machine']}")
-    print(f"{'n':>5} {'front end':>20} {'to layout: median':>18} {'p95 (ms)':>9} "
-          f"{'to frame: median':>17} {'p95 (ms)':>9}")
+    print(
+        f"{'n':>5} {'front end':>20} {'to layout: median':>18} {'p95 (ms)':>9} "
+        f"{'to frame: median':>17} {'p95 (ms)':>9}"
+    )
     for row in rows:
         layout, frame = row["to_layout_ms"], row["to_frame_ms"]
-        print(f"{row['n']:>5} {row['front_end']:>20} {layout['median']:>18.1f} {layout['p95']:>9.1f} "
-              f"{frame['median']:>17.1f} {frame['p95']:>9.1f}")
+        print(
+            f"{row['n']:>5} {row['front_end']:>20} {layout['median']:>18.1f} {layout['p95']:>9.1f} "
+            f"{frame['median']:>17.1f} {frame['p95']:>9.1f}"
+        )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=1) + "\n")

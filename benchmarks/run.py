@@ -38,16 +38,24 @@ def build_times() -> dict:
         times = {}
         for kind in ("clean", "cached"):
             start = time.perf_counter()
-            subprocess.run(["make", "--no-print-directory", "book", f"OUT={out}"], cwd=ROOT,
-                           check=True, capture_output=True)
+            subprocess.run(
+                ["make", "--no-print-directory", "book", f"OUT={out}"],
+                cwd=ROOT,
+                check=True,
+                capture_output=True,
+            )
             times[kind] = time.perf_counter() - start
     return {"clean_build_s": times["clean"], "cached_rebuild_s": times["cached"]}
 
 
 def chapter_pages() -> list[str]:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    return [c["file"] for part in toc["parts"] for c in part["chapters"]
-            if c["file"].startswith("chapters/")]
+    return [
+        c["file"]
+        for part in toc["parts"]
+        for c in part["chapters"]
+        if c["file"].startswith("chapters/")
+    ]
 
 
 def pin_to_one_core():
@@ -58,12 +66,28 @@ def pin_to_one_core():
 def run_page(source: str, script: Path) -> dict:
     """Run one page's code (MyST Markdown text) as a script in a fresh process on one core."""
     script.with_suffix(".md").write_text(source)
-    subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--to", "py:percent",
-                    "-o", str(script), str(script.with_suffix(".md"))], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jupytext",
+            "--quiet",
+            "--to",
+            "py:percent",
+            "-o",
+            str(script),
+            str(script.with_suffix(".md")),
+        ],
+        check=True,
+    )
     start = time.perf_counter()
-    process = subprocess.Popen([sys.executable, str(script)], cwd=CHAPTERS,
-                               env={**os.environ, "MPLBACKEND": "Agg"},
-                               stdout=subprocess.DEVNULL, preexec_fn=pin_to_one_core)
+    process = subprocess.Popen(
+        [sys.executable, str(script)],
+        cwd=CHAPTERS,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+        stdout=subprocess.DEVNULL,
+        preexec_fn=pin_to_one_core,
+    )
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - start
     if status != 0:
@@ -79,8 +103,13 @@ def chapter_runs(compare: str | None = None) -> list[dict]:
         for page in chapter_pages():
             row = {"page": page}
             if compare:
-                old = subprocess.run(["git", "show", f"{compare}:{page}.md"], cwd=ROOT, check=True,
-                                     capture_output=True, text=True).stdout
+                old = subprocess.run(
+                    ["git", "show", f"{compare}:{page}.md"],
+                    cwd=ROOT,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
                 before = run_page(old, Path(folder) / (Path(page).name + "-before.py"))
                 row["before"] = {"revision": compare, **before}
             current = (ROOT / f"{page}.md").read_text()
@@ -103,59 +132,83 @@ def mha_ratio(n=256, d_model=256, heads=8, repeats=20) -> dict:
     X = x[0].numpy()
 
     def numpy_mha():
-        return multi_head_attention(X, X, W_Q, W_K, W_V, W_O, heads)[0]   # (n, d_model)
+        return multi_head_attention(X, X, W_Q, W_K, W_V, W_O, heads)[0]  # (n, d_model)
 
-    def torch_fused():          # output only: PyTorch's fastest path
+    def torch_fused():  # output only: PyTorch's fastest path
         with torch.no_grad():
             return mha(x, x, x, need_weights=False)[0]
 
-    def torch_per_head():       # also returns every head's weights, as the helper does
+    def torch_per_head():  # also returns every head's weights, as the helper does
         with torch.no_grad():
             return mha(x, x, x, need_weights=True, average_attn_weights=False)[0]
 
     assert np.allclose(numpy_mha(), torch_fused()[0].numpy(), atol=1e-4), "the two disagree"
-    best = {name: 1e3 * min(timeit.repeat(fn, number=1, repeat=repeats))
-            for name, fn in [("numpy", numpy_mha), ("torch_fused", torch_fused),
-                             ("torch_per_head", torch_per_head)]}
-    return {"n": n, "d_model": d_model, "heads": heads, **{f"{k}_ms": v for k, v in best.items()},
-            "ratio_to_fused": best["numpy"] / best["torch_fused"],
-            "ratio_to_per_head": best["numpy"] / best["torch_per_head"]}
+    best = {
+        name: 1e3 * min(timeit.repeat(fn, number=1, repeat=repeats))
+        for name, fn in [
+            ("numpy", numpy_mha),
+            ("torch_fused", torch_fused),
+            ("torch_per_head", torch_per_head),
+        ]
+    }
+    return {
+        "n": n,
+        "d_model": d_model,
+        "heads": heads,
+        **{f"{k}_ms": v for k, v in best.items()},
+        "ratio_to_fused": best["numpy"] / best["torch_fused"],
+        "ratio_to_per_head": best["numpy"] / best["torch_per_head"],
+    }
 
 
 def machine() -> dict:
     import torch
 
-    return {"machine": platform.machine(), "cpus": len(os.sched_getaffinity(0)),
-            "python": platform.python_version(), "numpy": np.__version__, "torch": torch.__version__}
+    return {
+        "machine": platform.machine(),
+        "cpus": len(os.sched_getaffinity(0)),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "torch": torch.__version__,
+    }
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="write the results to this file")
     parser.add_argument("--skip-build", action="store_true", help="skip the two book builds")
-    parser.add_argument("--compare", metavar="REVISION",
-                        help="also run each page as it was at this git revision (before/after)")
+    parser.add_argument(
+        "--compare",
+        metavar="REVISION",
+        help="also run each page as it was at this git revision (before/after)",
+    )
     args = parser.parse_args()
 
     result = {"machine": machine()}
     print("machine:", result["machine"])
     if not args.skip_build:
         result["build"] = build_times()
-        print(f"clean build (every notebook executed): {result['build']['clean_build_s']:.1f} s; "
-              f"cached rebuild: {result['build']['cached_rebuild_s']:.1f} s")
+        print(
+            f"clean build (every notebook executed): {result['build']['clean_build_s']:.1f} s; "
+            f"cached rebuild: {result['build']['cached_rebuild_s']:.1f} s"
+        )
     result["pages"] = chapter_runs(args.compare)
     before = f" {'before (s)':>10}" if args.compare else ""
-    print(f"\none core; target 10 s a page\n{'page':<32}{before} {'time (s)':>9} {'peak memory (MiB)':>18}")
+    print(
+        f"\none core; target 10 s a page\n{'page':<32}{before} {'time (s)':>9} {'peak memory (MiB)':>18}"
+    )
     for row in result["pages"]:
         before = f" {row['before']['seconds']:>10.2f}" if args.compare else ""
         print(f"{row['page']:<32}{before} {row['seconds']:>9.2f} {row['peak_memory_mib']:>18.0f}")
     result["multi_head"] = mha_ratio()
     m = result["multi_head"]
-    print(f"\nmulti-head attention, n = {m['n']}, d_model = {m['d_model']}, h = {m['heads']}, "
-          f"float32, best of 20: NumPy helper {m['numpy_ms']:.2f} ms; torch "
-          f"{m['torch_fused_ms']:.2f} ms (output only, ratio {m['ratio_to_fused']:.2f}), "
-          f"{m['torch_per_head_ms']:.2f} ms (with per-head weights, like the helper, ratio "
-          f"{m['ratio_to_per_head']:.2f}); target: within 2×")
+    print(
+        f"\nmulti-head attention, n = {m['n']}, d_model = {m['d_model']}, h = {m['heads']}, "
+        f"float32, best of 20: NumPy helper {m['numpy_ms']:.2f} ms; torch "
+        f"{m['torch_fused_ms']:.2f} ms (output only, ratio {m['ratio_to_fused']:.2f}), "
+        f"{m['torch_per_head_ms']:.2f} ms (with per-head weights, like the helper, ratio "
+        f"{m['ratio_to_per_head']:.2f}); target: within 2×"
+    )
     print()
     cost = [sys.executable, str(ROOT / "benchmarks" / "attention_cost.py")]
     if args.json:

@@ -9,12 +9,12 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from attnkit.core import attention  # noqa: E402
-from attnkit.plots import CMAP  # noqa: E402  (also registers the Japanese font)
+from attnkit.core import attention
+from attnkit.plots import CMAP
 
 HERE = Path(__file__).resolve().parent
 
@@ -29,8 +29,17 @@ FOCUS = 1  # the decoder position whose attention is drawn
 
 
 def box(ax, x, y, text, colour):
-    ax.add_patch(FancyBboxPatch((x - 0.38, y - 0.22), 0.76, 0.44, boxstyle="round,pad=0.02",
-                                facecolor=colour, edgecolor="#333333", linewidth=1))
+    ax.add_patch(
+        FancyBboxPatch(
+            (x - 0.38, y - 0.22),
+            0.76,
+            0.44,
+            boxstyle="round,pad=0.02",
+            facecolor=colour,
+            edgecolor="#333333",
+            linewidth=1,
+        )
+    )
     ax.text(x, y, text, ha="center", va="center", fontsize=12)
 
 
@@ -51,16 +60,35 @@ def main(path=HERE / "seq2seq-attention.svg"):
     # through an arrow as thick as its attention weight
     for i, (x, w) in enumerate(zip(enc_x, weights)):
         ax.text(x, 0.95, f"$a_{i + 1}$ = {w:.2f}", ha="center", fontsize=11)
-        ax.add_patch(FancyArrowPatch((x, 1.2), (dec_x[FOCUS], 0.85),
-                                     connectionstyle=f"arc3,rad={-0.25 - 0.05 * i}",
-                                     arrowstyle="-|>", mutation_scale=14,
-                                     linewidth=1 + 7 * w, color=colours(0.15 + 0.8 * w)))
-    ax.text(dec_x[FOCUS] + 0.45, 1.05, "$\\hat{\\mathbf{z}}_2 = \\sum_i a_i \\mathbf{h}_i$",
-            ha="left", fontsize=12)
-    ax.text(enc_x.mean(), -0.75, "encoder (reads the input)", ha="center", fontsize=11,
-            color="#555555")
-    ax.text(dec_x.mean(), -0.75, "decoder (writes the output)", ha="center", fontsize=11,
-            color="#555555")
+        ax.add_patch(
+            FancyArrowPatch(
+                (x, 1.2),
+                (dec_x[FOCUS], 0.85),
+                connectionstyle=f"arc3,rad={-0.25 - 0.05 * i}",
+                arrowstyle="-|>",
+                mutation_scale=14,
+                linewidth=1 + 7 * w,
+                color=colours(0.15 + 0.8 * w),
+            )
+        )
+    ax.text(
+        dec_x[FOCUS] + 0.45,
+        1.05,
+        "$\\hat{\\mathbf{z}}_2 = \\sum_i a_i \\mathbf{h}_i$",
+        ha="left",
+        fontsize=12,
+    )
+    ax.text(
+        enc_x.mean(), -0.75, "encoder (reads the input)", ha="center", fontsize=11, color="#555555"
+    )
+    ax.text(
+        dec_x.mean(),
+        -0.75,
+        "decoder (writes the output)",
+        ha="center",
+        fontsize=11,
+        color="#555555",
+    )
     ax.set_xlim(-0.6, dec_x[-1] + 0.6)
     ax.set_ylim(-1.0, 2.6)
     ax.axis("off")

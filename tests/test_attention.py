@@ -23,6 +23,7 @@ def logit_matrices(max_abs=30.0):
 
 # --- softmax: worked values -------------------------------------------------
 
+
 def test_softmax_of_known_vector():
     e = np.exp([1.0, 2.0, 3.0])
     assert np.allclose(softmax([1.0, 2.0, 3.0]), e / e.sum())
@@ -90,6 +91,7 @@ def test_matrix_form_default_axis_is_the_articles_columns():
 
 # --- softmax: properties ----------------------------------------------------
 
+
 @given(logit_matrices(max_abs=1e4))
 def test_rows_sum_to_one_and_weights_lie_in_unit_interval(x):
     w = softmax(x, axis=-1)
@@ -110,8 +112,10 @@ def test_the_two_forms_agree_where_the_naive_one_does_not_overflow(x, axis):
     assert np.allclose(softmax_matrix_form(x, axis=axis), softmax(x, axis=axis), atol=1e-12)
 
 
-@given(hnp.arrays(np.float64, st.integers(1, 8), elements=st.sampled_from([-1e4, 1e4, 0.0, 1.0])),
-       FLOATS)
+@given(
+    hnp.arrays(np.float64, st.integers(1, 8), elements=st.sampled_from([-1e4, 1e4, 0.0, 1.0])),
+    FLOATS,
+)
 def test_stable_softmax_is_finite_for_logits_of_1e4(x, dtype):
     w = softmax(x.astype(dtype))
     assert w.dtype == dtype
@@ -126,9 +130,10 @@ def test_equal_extreme_logits_give_uniform_weights():
 
 # --- attention --------------------------------------------------------------
 
+
 def test_single_query_attention_by_hand():
-    H = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])   # (3, 2)
-    z = np.array([2.0, 0.0])                             # (2,)
+    H = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])  # (3, 2)
+    z = np.array([2.0, 0.0])  # (2,)
     scores = np.array([2.0, 0.0, 2.0])
     a = np.exp(scores) / np.exp(scores).sum()
     out, weights = attention(z, H)
@@ -201,12 +206,14 @@ def test_mixed_precision_promotes_to_float64():
 
 def test_huge_scores_stay_finite():
     K = np.array([[100.0, 0.0], [0.0, 100.0]], dtype=np.float32)
-    out, w = attention(np.array([100.0, 99.0], dtype=np.float32), K)  # scores 1e4 apart
+    _out, w = attention(np.array([100.0, 99.0], dtype=np.float32), K)  # scores 1e4 apart
     assert np.all(np.isfinite(w)) and np.allclose(w, [1.0, 0.0])
 
 
-@given(hnp.arrays(np.float64, (3, 4), elements=st.floats(-5, 5)),
-       hnp.arrays(np.float64, (5, 4), elements=st.floats(-5, 5)))
+@given(
+    hnp.arrays(np.float64, (3, 4), elements=st.floats(-5, 5)),
+    hnp.arrays(np.float64, (5, 4), elements=st.floats(-5, 5)),
+)
 def test_output_is_a_convex_combination_of_the_values(Q, K):
     out, w = attention(Q, K)
     assert np.allclose(w.sum(axis=1), 1.0)
@@ -214,6 +221,7 @@ def test_output_is_a_convex_combination_of_the_values(Q, K):
 
 
 # --- check_softmax ----------------------------------------------------------
+
 
 def softmax_reference(x):
     e = np.exp(x - x.max(axis=-1, keepdims=True))
@@ -240,9 +248,11 @@ def softmax_naive(x):
 
 def softmax_shifted_by(shift):
     """A softmax that subtracts ``shift(x)`` instead of each row's maximum."""
+
     def fn(x):
         e = np.exp(x - shift(x))
         return e / e.sum(axis=-1, keepdims=True)
+
     return fn
 
 
@@ -297,37 +307,45 @@ def softmax_unfinished(x):
     raise NotImplementedError("replace this line with your code")
 
 
-@pytest.mark.parametrize("fn", [softmax_reference, softmax, softmax_log_sum_exp,
-                                softmax_row_by_row])
+@pytest.mark.parametrize(
+    "fn", [softmax_reference, softmax, softmax_log_sum_exp, softmax_row_by_row]
+)
 def test_check_softmax_accepts_correct_answers_in_float32_and_float64(fn):
     result = check_softmax(fn)
     assert result.passed, result.message
     assert repr(result).startswith("✓")
 
 
-@pytest.mark.parametrize("wrong, advice", [
-    (softmax_naive, "Subtract each row's maximum"),
-    (softmax_shifted_by(lambda x: x.mean(axis=-1, keepdims=True)),
-     "for the logits [1000.0, -1000.0, 0.0] you returned NaN"),
-    (softmax_shifted_by(lambda x: x.min(axis=-1, keepdims=True)),
-     "for the logits [1000.0, -1000.0, 0.0] you returned NaN"),
-    (softmax_shifted_by(lambda x: x.max()), "for the logits [-1000.0, -1001.0, -1002.0]"),
-    (softmax_shifted_by(lambda x: x.max(axis=0)), "Subtract each row's own maximum"),
-    (softmax_clipped, "for logits near ±1000 the rows should be"),
-    (softmax_over_columns, "normalised the columns"),
-    (softmax_whole_array, "whole matrix sums to 1"),
-    (softmax_no_normalisation, "divide by the sum"),
-    (softmax_max_without_keepdims, "keepdims=True keeps it (m, 1)"),
-    (softmax_sum_without_keepdims, "keepdims=True keeps it (m, 1)"),
-    (softmax_of_rows_only, "raised AxisError"),
-    (softmax_in_float64, "for float32 inputs you returned the result in float64"),
-    (softmax_in_place, "changed its input array in place"),
-    (softmax_flattened, "returned shape (6,)"),
-    (softmax_unfinished, "raised NotImplementedError"),
-    (lambda x: "not an array", "should be a NumPy array"),
-    (lambda x: -softmax(x), "negative"),
-    (lambda x: softmax(x).squeeze(), "softmax([7]) should be [1.0]"),
-])
+@pytest.mark.parametrize(
+    "wrong, advice",
+    [
+        (softmax_naive, "Subtract each row's maximum"),
+        (
+            softmax_shifted_by(lambda x: x.mean(axis=-1, keepdims=True)),
+            "for the logits [1000.0, -1000.0, 0.0] you returned NaN",
+        ),
+        (
+            softmax_shifted_by(lambda x: x.min(axis=-1, keepdims=True)),
+            "for the logits [1000.0, -1000.0, 0.0] you returned NaN",
+        ),
+        (softmax_shifted_by(lambda x: x.max()), "for the logits [-1000.0, -1001.0, -1002.0]"),
+        (softmax_shifted_by(lambda x: x.max(axis=0)), "Subtract each row's own maximum"),
+        (softmax_clipped, "for logits near ±1000 the rows should be"),
+        (softmax_over_columns, "normalised the columns"),
+        (softmax_whole_array, "whole matrix sums to 1"),
+        (softmax_no_normalisation, "divide by the sum"),
+        (softmax_max_without_keepdims, "keepdims=True keeps it (m, 1)"),
+        (softmax_sum_without_keepdims, "keepdims=True keeps it (m, 1)"),
+        (softmax_of_rows_only, "raised AxisError"),
+        (softmax_in_float64, "for float32 inputs you returned the result in float64"),
+        (softmax_in_place, "changed its input array in place"),
+        (softmax_flattened, "returned shape (6,)"),
+        (softmax_unfinished, "raised NotImplementedError"),
+        (lambda x: "not an array", "should be a NumPy array"),
+        (lambda x: -softmax(x), "negative"),
+        (lambda x: softmax(x).squeeze(), "softmax([7]) should be [1.0]"),
+    ],
+)
 def test_check_softmax_rejects_typical_mistakes(wrong, advice):
     result = check_softmax(wrong)
     assert not result
@@ -336,6 +354,7 @@ def test_check_softmax_rejects_typical_mistakes(wrong, advice):
 
 
 # --- check_single_query_attention ---------------------------------------------
+
 
 def attend_reference(z, H):
     a = softmax(H @ z)
@@ -353,32 +372,44 @@ def naive_softmax(s):
     return np.exp(s) / np.exp(s).sum()
 
 
-@pytest.mark.parametrize("fn", [attend_reference, attend_by_hand,
-                                lambda z, H: (H.T @ softmax(H @ z), softmax(H @ z))])
+@pytest.mark.parametrize(
+    "fn", [attend_reference, attend_by_hand, lambda z, H: (H.T @ softmax(H @ z), softmax(H @ z))]
+)
 def test_check_attention_accepts_correct_answers_in_float32_and_float64(fn):
     result = check_single_query_attention(fn)
     assert result.passed, result.message
 
 
-@pytest.mark.parametrize("wrong, advice", [
-    (lambda z, H: (H @ z @ H, H @ z), "equals the scores"),
-    (lambda z, H: (softmax(H @ z)[:, None] * H, softmax(H @ z)), "did not add the rows up"),
-    (lambda z, H: (H.T @ z, softmax(H.T @ z)), "the weights should be softmax(H z)"),
-    (lambda z, H: (H @ softmax(H @ z), softmax(H @ z)), "z_hat is H @ a"),
-    (lambda z, H: softmax(H @ z) @ H, "return a pair"),
-    (lambda z, H: (softmax(H @ z) @ H, softmax(H @ z)[:2]), "one weight per encoder token"),
-    (lambda z, H: (softmax(H @ z) @ H, softmax(-(H @ z))), "should be softmax(H z)"),
-    (lambda z, H: (np.zeros_like(z), softmax(H @ z)), "z_hat should be a @ H"),
-    (lambda z, H: (H[0], np.full(len(H), 0.3, dtype=H.dtype)),
-     "sum to 0.9: weights are non-negative and sum to 1"),
-    (lambda z, H: (softmax(H @ z / np.sqrt(len(z))) @ H, softmax(H @ z / len(z) ** 0.5)),
-     "divided the scores by sqrt(d)"),
-    (lambda z, H: (naive_softmax(H @ z) @ H, naive_softmax(H @ z)),
-     "use a softmax that subtracts the maximum"),
-    (lambda z, H: attend_reference(z.astype(float), H.astype(float)),
-     "for float32 inputs you returned a in float64"),
-    (lambda z, H: attend_reference(z[:3], H[:3, :3]), "one weight per encoder token"),
-])
+@pytest.mark.parametrize(
+    "wrong, advice",
+    [
+        (lambda z, H: (H @ z @ H, H @ z), "equals the scores"),
+        (lambda z, H: (softmax(H @ z)[:, None] * H, softmax(H @ z)), "did not add the rows up"),
+        (lambda z, H: (H.T @ z, softmax(H.T @ z)), "the weights should be softmax(H z)"),
+        (lambda z, H: (H @ softmax(H @ z), softmax(H @ z)), "z_hat is H @ a"),
+        (lambda z, H: softmax(H @ z) @ H, "return a pair"),
+        (lambda z, H: (softmax(H @ z) @ H, softmax(H @ z)[:2]), "one weight per encoder token"),
+        (lambda z, H: (softmax(H @ z) @ H, softmax(-(H @ z))), "should be softmax(H z)"),
+        (lambda z, H: (np.zeros_like(z), softmax(H @ z)), "z_hat should be a @ H"),
+        (
+            lambda z, H: (H[0], np.full(len(H), 0.3, dtype=H.dtype)),
+            "sum to 0.9: weights are non-negative and sum to 1",
+        ),
+        (
+            lambda z, H: (softmax(H @ z / np.sqrt(len(z))) @ H, softmax(H @ z / len(z) ** 0.5)),
+            "divided the scores by sqrt(d)",
+        ),
+        (
+            lambda z, H: (naive_softmax(H @ z) @ H, naive_softmax(H @ z)),
+            "use a softmax that subtracts the maximum",
+        ),
+        (
+            lambda z, H: attend_reference(z.astype(float), H.astype(float)),
+            "for float32 inputs you returned a in float64",
+        ),
+        (lambda z, H: attend_reference(z[:3], H[:3, :3]), "one weight per encoder token"),
+    ],
+)
 def test_check_attention_rejects_typical_mistakes(wrong, advice):
     result = check_single_query_attention(wrong)
     assert not result

@@ -12,10 +12,13 @@ pytestmark = pytest.mark.build
 
 def test_build_has_no_warnings(built_book):
     _, log = built_book
-    problems = [line for line in log.splitlines()
-                if re.search(r"\b(WARNING|ERROR|CRITICAL)\b", line)
-                and "Kernel is running over TCP" not in line           # ipykernel's own notice
-                and "Location 'file:" not in line]                      # pip's local mirrors
+    problems = [
+        line
+        for line in log.splitlines()
+        if re.search(r"\b(WARNING|ERROR|CRITICAL)\b", line)
+        and "Kernel is running over TCP" not in line  # ipykernel's own notice
+        and "Location 'file:" not in line
+    ]  # pip's local mirrors
     assert problems == []
 
 
@@ -46,7 +49,8 @@ def test_chapter_has_math_exercises_and_solutions(built_book, chapter):
 def test_attention_heatmap_embeds_its_widget_state(built_book):
     html = page(built_book[0], "chapters/attention")
     state_json = re.search(
-        r'<script type="application/vnd.jupyter.widget-state\+json">(.*?)</script>', html, re.S)
+        r'<script type="application/vnd.jupyter.widget-state\+json">(.*?)</script>', html, re.S
+    )
     assert state_json, "no widget state in the page"
     models = json.loads(state_json.group(1))["state"]
     heatmaps = [m["state"] for m in models.values() if m["model_name"] == "AnyModel"]
@@ -55,9 +59,10 @@ def test_attention_heatmap_embeds_its_widget_state(built_book):
     assert "computeWeights" in heatmap["_esm"] and ".attn-cell" in heatmap["_css"]
     assert heatmap["query_tokens"] == ["私は", "貴方を", "愛して", "いる"]
     assert heatmap["key_tokens"] == ["I", "love", "you"]
-    assert len(heatmap["weights"]) == 4        # the weights as computed at build time
+    assert len(heatmap["weights"]) == 4  # the weights as computed at build time
     views = re.findall(
-        r'<script type="application/vnd.jupyter.widget-view\+json">(.*?)</script>', html, re.S)
+        r'<script type="application/vnd.jupyter.widget-view\+json">(.*?)</script>', html, re.S
+    )
     assert views and all(json.loads(v)["model_id"] in models for v in views)
 
 
@@ -74,13 +79,21 @@ def test_pages_load_scripts_styles_and_math_from_the_book_itself(built_book, nam
             assert f"_static/jsdeps/{script}" in html
     if 'class="math' in html:
         assert "_static/jsdeps/mathjax/tex-chtml.js" in html
-    for local in ["jsdeps/require.js", "jsdeps/anywidget/index.js", "jsdeps/mathjax/tex-chtml.js",
-                  "jsdeps/html-manager/embed-amd.js", "jsdeps/mathjax/output/chtml/fonts/woff-v2"]:
+    for local in [
+        "jsdeps/require.js",
+        "jsdeps/anywidget/index.js",
+        "jsdeps/mathjax/tex-chtml.js",
+        "jsdeps/html-manager/embed-amd.js",
+        "jsdeps/mathjax/output/chtml/fonts/woff-v2",
+    ]:
         assert (html_dir / "_static" / local).exists(), local
 
 
 def test_bibliography_lists_the_sources(built_book):
     html = page(built_book[0], "references")
-    for title in ["Attention Is All You Need", "Attention might be something you need",
-                  "Scaled Dot Product Attention"]:
+    for title in [
+        "Attention Is All You Need",
+        "Attention might be something you need",
+        "Scaled Dot Product Attention",
+    ]:
         assert title in html

@@ -12,7 +12,14 @@ import pytest
 
 from attnkit.heatmap import AttentionHeatmap
 from tests.support.book import chapter_files, toc_files
-from tests.support.browser import PageLog, drawn_weights, launch, move_slider, require_chromium, serve
+from tests.support.browser import (
+    PageLog,
+    drawn_weights,
+    launch,
+    move_slider,
+    require_chromium,
+    serve,
+)
 
 pytestmark = pytest.mark.build
 
@@ -60,14 +67,28 @@ def settle(page):
 
 def numpy_weights(widget):
     """What attnkit's NumPy code computes for the widget's current settings."""
-    s = widget.evaluate(f"root => Object.fromEntries({json.dumps(TRAITS)}"
-                        ".map(n => [n, root.attnWidget.model.get(n)]))")
+    s = widget.evaluate(
+        f"root => Object.fromEntries({json.dumps(TRAITS)}"
+        ".map(n => [n, root.attnWidget.model.get(n)]))"
+    )
     cross = not s["self_attention"]
-    twin = AttentionHeatmap(s["query_tokens"], s["query_vectors"], heads=s["heads"],
-                            key_tokens=s["key_tokens"] if cross else None,
-                            keys=s["key_vectors"] if cross else None)
-    for name in ["head", "temperature", "scale", "causal", "padding", "positional", "permutation",
-                 "d_k"]:
+    twin = AttentionHeatmap(
+        s["query_tokens"],
+        s["query_vectors"],
+        heads=s["heads"],
+        key_tokens=s["key_tokens"] if cross else None,
+        keys=s["key_vectors"] if cross else None,
+    )
+    for name in [
+        "head",
+        "temperature",
+        "scale",
+        "causal",
+        "padding",
+        "positional",
+        "permutation",
+        "d_k",
+    ]:
         setattr(twin, name, s[name])
     return twin.expected_weights()
 
@@ -88,10 +109,10 @@ def exercise_controls(widget):
     changed = []
     temperature = widget.locator("input.attn-temperature")
     if temperature.count():
-        move_slider(temperature, -0.5)                       # τ = 10^-0.5
+        move_slider(temperature, -0.5)  # τ = 10^-0.5
         changed.append("temperature")
         temperature.focus()
-        widget.page.keyboard.press("ArrowRight")             # a reader's keyboard works too
+        widget.page.keyboard.press("ArrowRight")  # a reader's keyboard works too
     d_k = widget.locator("input.attn-d_k")
     if d_k.count():
         move_slider(d_k, int(d_k.get_attribute("max")))
@@ -123,7 +144,9 @@ def exercise_controls(widget):
         changed.append("query")
     after = assert_matches_numpy(widget)
     assert changed, "a heatmap with no control"
-    assert after.shape != before.shape or not np.allclose(after, before), f"{changed} changed nothing"
+    assert after.shape != before.shape or not np.allclose(after, before), (
+        f"{changed} changed nothing"
+    )
 
 
 @pytest.mark.parametrize("name", toc_files())
@@ -153,18 +176,18 @@ def test_chapter_1_heatmap_follows_its_sliders(site, tmp_path):
     page, log = open_page(site, "chapters/attention")
     (widget,) = heatmaps(page)
     A = drawn_weights(widget)
-    assert A.shape == (4, 3) and np.argmax(A[1]) == 2          # 貴方を attends to "you"
-    move_slider(widget.locator("input.attn-query-component").nth(2), 2.0)   # 私は: q[2] = 2
+    assert A.shape == (4, 3) and np.argmax(A[1]) == 2  # 貴方を attends to "you"
+    move_slider(widget.locator("input.attn-query-component").nth(2), 2.0)  # 私は: q[2] = 2
     moved = assert_matches_numpy(widget)
-    assert np.argmax(moved[0]) == 2 and np.allclose(moved[1:], A[1:])        # only row 0 moved
-    move_slider(widget.locator("input.attn-temperature"), -1)                # τ = 0.1
+    assert np.argmax(moved[0]) == 2 and np.allclose(moved[1:], A[1:])  # only row 0 moved
+    move_slider(widget.locator("input.attn-temperature"), -1)  # τ = 0.1
     assert np.allclose(assert_matches_numpy(widget).max(axis=1), 1.0, atol=1e-3)
     widget.hover()
     widget.locator(".attn-cell").nth(0).hover()
     assert widget.locator(".attn-readout").text_content().startswith("私は → I: 0.")
     shot = tmp_path / "attention-heatmap-after-slider.png"
     widget.screenshot(path=str(shot))
-    print(f"screenshot: {shot}")   # pytest shows it with a failure
+    print(f"screenshot: {shot}")  # pytest shows it with a failure
     assert log.problems() == {}
     page.close()
 
@@ -183,9 +206,9 @@ def test_new_data_and_settings_from_python_redraw(site):
     weights = assert_matches_numpy(widget)
     assert weights.shape == (2, 3) and np.all(weights[:, 1] == 0)
     column = widget.locator('.attn-cell[data-col="1"]').all_text_contents()
-    assert column == ["–", "–"]                                 # masked, not merely small
+    assert column == ["–", "–"]  # masked, not merely small
     widget.evaluate("root => root.attnWidget.model.set('padding', [true, true, true])")
-    assert np.all(assert_matches_numpy(widget) == 0)            # all keys masked: zero rows
+    assert np.all(assert_matches_numpy(widget) == 0)  # all keys masked: zero rows
     assert log.problems() == {}
     page.close()
 
@@ -202,6 +225,6 @@ def test_token_labels_are_text_never_html(site):
     assert labels.count(EVIL) == 2
     assert widget.locator("select.attn-query-row option").all_text_contents()[0] == EVIL
     assert widget.locator("img").count() == 0
-    settle(page)   # an image made from a label would fail to load, then run its onerror
+    settle(page)  # an image made from a label would fail to load, then run its onerror
     assert log.dialogs == [] and log.problems() == {}
     page.close()

@@ -14,23 +14,47 @@ from IPython.core.inputtransformer2 import TransformerManager
 from tests.support.book import ROOT, toc_files
 
 # What reads a clock; a value computed from one of these is a time measured here and now.
-CLOCKS = {f"time.{name}" for name in ["time", "time_ns", "perf_counter", "perf_counter_ns",
-                                      "monotonic", "monotonic_ns", "process_time",
-                                      "process_time_ns", "thread_time", "thread_time_ns"]}
-CLOCKS |= {"timeit.timeit", "timeit.repeat", "timeit.default_timer", "datetime.now",
-           "datetime.datetime.now", "datetime.utcnow", "datetime.datetime.utcnow"}
+CLOCKS = {
+    f"time.{name}"
+    for name in [
+        "time",
+        "time_ns",
+        "perf_counter",
+        "perf_counter_ns",
+        "monotonic",
+        "monotonic_ns",
+        "process_time",
+        "process_time_ns",
+        "thread_time",
+        "thread_time_ns",
+    ]
+}
+CLOCKS |= {
+    "timeit.timeit",
+    "timeit.repeat",
+    "timeit.default_timer",
+    "datetime.now",
+    "datetime.datetime.now",
+    "datetime.utcnow",
+    "datetime.datetime.utcnow",
+}
 
 
 def notebooks():
     """The pages of the book that are notebooks (a kernel runs them at build time)."""
-    return [name for name in toc_files() if "kernelspec" in jupytext.read(ROOT / f"{name}.md").metadata]
+    return [
+        name for name in toc_files() if "kernelspec" in jupytext.read(ROOT / f"{name}.md").metadata
+    ]
 
 
 def code_of(name):
     """The code cells of a notebook page as one Python source, IPython's magics made Python."""
     cells = jupytext.read(ROOT / f"{name}.md").cells
-    return "\n".join(TransformerManager().transform_cell(cell.source)
-                     for cell in cells if cell.cell_type == "code")
+    return "\n".join(
+        TransformerManager().transform_cell(cell.source)
+        for cell in cells
+        if cell.cell_type == "code"
+    )
 
 
 def import_aliases(tree):
@@ -41,8 +65,9 @@ def import_aliases(tree):
         if isinstance(node, ast.Import):
             aliases |= {alias.asname or alias.name: alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module:
-            aliases |= {alias.asname or alias.name: f"{node.module}.{alias.name}"
-                        for alias in node.names}
+            aliases |= {
+                alias.asname or alias.name: f"{node.module}.{alias.name}" for alias in node.names
+            }
     return aliases
 
 
@@ -59,9 +84,11 @@ def dotted_name(node, aliases):
 
 def reads_clock(node, aliases, timed):
     """Whether the expression calls a clock or uses a name that holds a time."""
-    return any((isinstance(n, ast.Call) and dotted_name(n.func, aliases) in CLOCKS)
-               or (isinstance(n, ast.Name) and n.id in timed)
-               for n in ast.walk(node))
+    return any(
+        (isinstance(n, ast.Call) and dotted_name(n.func, aliases) in CLOCKS)
+        or (isinstance(n, ast.Name) and n.id in timed)
+        for n in ast.walk(node)
+    )
 
 
 def assignments(tree):
@@ -83,30 +110,55 @@ def asserts_on_time(source):
     aliases = import_aliases(tree)
     timed = set()
     while True:
-        more = {n.id for targets, value in assignments(tree) if reads_clock(value, aliases, timed)
-                for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+        more = {
+            n.id
+            for targets, value in assignments(tree)
+            if reads_clock(value, aliases, timed)
+            for target in targets
+            for n in ast.walk(target)
+            if isinstance(n, ast.Name)
+        }
         if more <= timed:
             break
         timed |= more
-    return [ast.unparse(node) for node in ast.walk(tree)
-            if isinstance(node, ast.Assert) and reads_clock(node.test, aliases, timed)]
+    return [
+        ast.unparse(node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assert) and reads_clock(node.test, aliases, timed)
+    ]
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("import time\nstart = time.perf_counter()\ntrain()\nseconds = time.perf_counter() - start\n"
-     "assert seconds < 30", ["assert seconds < 30"]),
-    ("import time as t\nt0 = t.time()\nassert t.time() - t0 < 5", ["assert t.time() - t0 < 5"]),
-    ("from time import perf_counter as clock\nbegin = clock()\nelapsed = [clock() - begin]\n"
-     "ok = elapsed[0] < 1\nassert ok, 'slow'", ["assert ok, 'slow'"]),
-    ("import timeit\nassert timeit.timeit('1 + 1', number=10) < 1",
-     ["assert timeit.timeit('1 + 1', number=10) < 1"]),
-    ("import time\ndef f():\n    start = time.monotonic()\n    assert time.monotonic() > start",
-     ["assert time.monotonic() > start"]),
-    ("import time\nstart = time.perf_counter()\nprint(time.perf_counter() - start)\nassert x < 30", []),
-    ("record = load()\nassert slope('fused', 'seconds') > 1.5", []),
-    ("seconds = 3\nassert seconds < 30", []),
-    ("%timeit f()\nassert f() == 1", []),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (
+            "import time\nstart = time.perf_counter()\ntrain()\nseconds = time.perf_counter() - start\n"
+            "assert seconds < 30",
+            ["assert seconds < 30"],
+        ),
+        ("import time as t\nt0 = t.time()\nassert t.time() - t0 < 5", ["assert t.time() - t0 < 5"]),
+        (
+            "from time import perf_counter as clock\nbegin = clock()\nelapsed = [clock() - begin]\n"
+            "ok = elapsed[0] < 1\nassert ok, 'slow'",
+            ["assert ok, 'slow'"],
+        ),
+        (
+            "import timeit\nassert timeit.timeit('1 + 1', number=10) < 1",
+            ["assert timeit.timeit('1 + 1', number=10) < 1"],
+        ),
+        (
+            "import time\ndef f():\n    start = time.monotonic()\n    assert time.monotonic() > start",
+            ["assert time.monotonic() > start"],
+        ),
+        (
+            "import time\nstart = time.perf_counter()\nprint(time.perf_counter() - start)\nassert x < 30",
+            [],
+        ),
+        ("record = load()\nassert slope('fused', 'seconds') > 1.5", []),
+        ("seconds = 3\nassert seconds < 30", []),
+        ("%timeit f()\nassert f() == 1", []),
+    ],
+)
 def test_asserts_on_time_are_recognised(source, expected):
     assert asserts_on_time(TransformerManager().transform_cell(source)) == expected
 

@@ -8,24 +8,35 @@ import warnings
 from pathlib import Path
 
 import jupytext
-
 import numpy as np
 import pytest
 import yaml
 
 import attnkit.exercises
-from attnkit.exercises.harness import (CheckFailed, CheckFailedWarning, CheckResult, Failed,
-                                       Raised, as_array, call, check, close, keeps_dtype, near,
-                                       shown)
+from attnkit.exercises.harness import (
+    CheckFailed,
+    CheckFailedWarning,
+    CheckResult,
+    Failed,
+    Raised,
+    as_array,
+    call,
+    check,
+    close,
+    keeps_dtype,
+    near,
+    shown,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 # --- comparing: the tolerance follows the answer's dtype ---------------------------------------
 
+
 def test_a_float32_answer_gets_float32_rounding_room():
     expected = np.array([0.1, 0.2, 0.7])
-    assert close((expected + 1e-5).astype(np.float32), expected)    # within sqrt(eps) ~ 3e-4
+    assert close((expected + 1e-5).astype(np.float32), expected)  # within sqrt(eps) ~ 3e-4
     assert not close((expected + 1e-3).astype(np.float32), expected)
 
 
@@ -33,7 +44,7 @@ def test_a_float64_answer_must_be_right_to_about_eight_digits():
     expected = np.array([0.1, 0.2, 0.7])
     assert close(expected + 1e-10, expected)
     assert not close(expected + 1e-6, expected)
-    assert not close(expected.astype(np.float16), expected)   # any other dtype: float64's room
+    assert not close(expected.astype(np.float16), expected)  # any other dtype: float64's room
 
 
 def test_near_says_which_entries_are_off():
@@ -53,10 +64,11 @@ def test_answers_become_float32_or_float64_arrays():
 def test_numbers_are_shown_with_the_digits_that_tell_them_apart():
     assert shown(0.5, 0.25) == ("0.5", "0.25")
     assert shown(1.0, 1.000001) == ("1.0", "1.000001")
-    assert shown([1.0, 2.0], 2.0) == ("[1.0, 2.0]", "[2.0, 2.0]")    # broadcast to one shape
+    assert shown([1.0, 2.0], 2.0) == ("[1.0, 2.0]", "[2.0, 2.0]")  # broadcast to one shape
 
 
 # --- calling the student's function -------------------------------------------------------------
+
 
 def test_arrays_are_passed_as_copies_and_other_arguments_as_they_are():
     X, size, tensor_like = np.arange(3.0), 4, object()
@@ -83,7 +95,7 @@ def test_tensors_are_passed_as_clones_and_a_change_in_place_is_reported():
     assert seen[0] is not keep and torch.equal(seen[0], keep)
     with pytest.raises(Failed, match="changed its input array in place"):
         call(lambda t: t.logical_not_(), keep)
-    assert keep.all()                                    # the check's own tensor is untouched
+    assert keep.all()  # the check's own tensor is untouched
 
 
 def test_an_exception_names_itself_and_the_argument_shapes():
@@ -92,18 +104,24 @@ def test_an_exception_names_itself_and_the_argument_shapes():
 
     with pytest.raises(Raised) as raised:
         call(unfinished, np.zeros(3), np.zeros((4, 3)), 2)
-    assert str(raised.value) == ("your function raised NotImplementedError: replace this line "
-                                 "with your code (it was called with arguments of shape (3,), (4, 3))")
+    assert str(raised.value) == (
+        "your function raised NotImplementedError: replace this line "
+        "with your code (it was called with arguments of shape (3,), (4, 3))"
+    )
     assert raised.value.error == "NotImplementedError: replace this line with your code"
 
 
 def test_an_exception_can_be_described_by_the_sizes_and_followed_by_a_hint():
-    with pytest.raises(Raised, match=r"^your function raised ZeroDivisionError: division by zero "
-                                     r"\(it was called with n = 5, d = 3\)\. Odd d\?$"):
+    with pytest.raises(
+        Raised,
+        match=r"^your function raised ZeroDivisionError: division by zero "
+        r"\(it was called with n = 5, d = 3\)\. Odd d\?$",
+    ):
         call(lambda n, d: n / 0, 5, 3, called_with="n = 5, d = 3", hint=". Odd d?")
 
 
 # --- a check's body becomes a CheckResult -------------------------------------------------------
+
 
 @check
 def check_positive(fn):
@@ -125,7 +143,7 @@ def test_only_a_passed_check_is_true():
     assert not failed
     with pytest.raises(AssertionError):
         assert check_positive(lambda: -1)
-    assert failed.message   # read: it does not warn when it goes
+    assert failed.message  # read: it does not warn when it goes
 
 
 def test_a_verdict_is_marked_in_text_and_in_a_notebook():
@@ -134,8 +152,8 @@ def test_a_verdict_is_marked_in_text_and_in_a_notebook():
     assert repr(failed) == str(failed) == "✗ failed: not positive"
     assert "✓</strong> correct: positive" in passed._repr_html_()
     assert "✗ failed:</strong> not positive" in failed._repr_html_()
-    assert "rgb(46, 125, 50)" in passed._repr_html_()          # green
-    assert "rgb(198, 40, 40)" in failed._repr_html_()          # red
+    assert "rgb(46, 125, 50)" in passed._repr_html_()  # green
+    assert "rgb(198, 40, 40)" in failed._repr_html_()  # red
 
 
 def test_a_message_is_escaped_in_html():
@@ -152,10 +170,10 @@ def test_assert_passed_raises_with_the_message_only_for_a_failure():
 
 def test_a_failed_result_thrown_away_unread_warns_where_it_was_made():
     with pytest.warns(CheckFailedWarning, match=r"✗ failed: not positive") as warned:
-        check_positive(lambda: -1)                # a bare call in a script: nothing shown
-    assert warned[0].filename == __file__         # the warning points at the call
+        check_positive(lambda: -1)  # a bare call in a script: nothing shown
+    assert warned[0].filename == __file__  # the warning points at the call
     with pytest.warns(CheckFailedWarning, match="not positive"):
-        assert not check_positive(lambda: -1)     # true or false says nothing of why
+        assert not check_positive(lambda: -1)  # true or false says nothing of why
 
 
 @pytest.mark.parametrize("read", [repr, str, lambda r: r._repr_html_(), lambda r: r.message])
@@ -183,7 +201,7 @@ def test_the_student_s_exception_is_reported_not_raised():
 
 def test_a_bug_in_the_check_itself_is_not_blamed_on_the_student():
     with pytest.raises(TypeError):
-        check_positive(lambda: "a string")   # the check compares it with 0 outside call()
+        check_positive(lambda: "a string")  # the check compares it with 0 outside call()
 
 
 def test_a_check_keeps_its_name_and_docstring():
@@ -193,24 +211,33 @@ def test_a_check_keeps_its_name_and_docstring():
 
 def test_keeps_dtype_names_both_dtypes_and_the_float64_scalar_trap():
     keeps_dtype(np.ones(2, dtype=np.float32), np.float32, "the result")
-    with pytest.raises(Failed, match=r"for float32 inputs you returned the weights in "
-                                     r"float64.*np\.sqrt"):
+    with pytest.raises(
+        Failed,
+        match=r"for float32 inputs you returned the weights in "
+        r"float64.*np\.sqrt",
+    ):
         keeps_dtype(np.ones(2), np.float32, "the weights")
 
 
 # --- the package: one module of checks per chapter, in the book's order --------------------------
 
+
 def chapter_modules():
     """The modules of attnkit.exercises other than the harness, by name."""
-    return sorted(m.name for m in pkgutil.iter_modules(attnkit.exercises.__path__)
-                  if m.name != "harness")
+    return sorted(
+        m.name for m in pkgutil.iter_modules(attnkit.exercises.__path__) if m.name != "harness"
+    )
 
 
 def book_chapters():
     """The chapters' slugs in the order of _toc.yml."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    return [Path(entry["file"]).name for part in toc["parts"] for entry in part["chapters"]
-            if entry["file"].startswith("chapters/")]
+    return [
+        Path(entry["file"]).name
+        for part in toc["parts"]
+        for entry in part["chapters"]
+        if entry["file"].startswith("chapters/")
+    ]
 
 
 @pytest.mark.parametrize("module", chapter_modules())
@@ -225,13 +252,22 @@ def test_each_module_of_checks_has_its_chapter_and_its_tests(module):
 
 
 def test_the_package_exports_every_check_and_lists_its_modules_in_the_book_s_order():
-    checks = {name for module in chapter_modules()
-              for name in importlib.import_module(f"attnkit.exercises.{module}").__all__}
-    assert set(attnkit.exercises.__all__) == checks | {"CheckResult", "CheckFailed",
-                                                        "CheckFailedWarning"}
+    checks = {
+        name
+        for module in chapter_modules()
+        for name in importlib.import_module(f"attnkit.exercises.{module}").__all__
+    }
+    assert set(attnkit.exercises.__all__) == checks | {
+        "CheckResult",
+        "CheckFailed",
+        "CheckFailedWarning",
+    }
     listed = re.findall(r"^- ``(\w+)``", attnkit.exercises.__doc__, re.M)
-    in_book_order = [slug.replace("-", "_") for slug in book_chapters()
-                     if slug.replace("-", "_") in chapter_modules()]
+    in_book_order = [
+        slug.replace("-", "_")
+        for slug in book_chapters()
+        if slug.replace("-", "_") in chapter_modules()
+    ]
     assert listed == in_book_order
 
 
@@ -265,11 +301,15 @@ def exercise_cells(slug):
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
             in_solution = "{solution-start}" in cell.source or (
-                in_solution and "{solution-end}" not in cell.source)
+                in_solution and "{solution-end}" not in cell.source
+            )
             continue
         tree = ast.parse(cell.source)
-        imports += [ast.unparse(node) for node in tree.body
-                    if isinstance(node, (ast.Import, ast.ImportFrom))]
+        imports += [
+            ast.unparse(node)
+            for node in tree.body
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+        ]
         if re.search(r"^check_\w+\(\w+\)$", cell.source, re.M):
             cells.append((cell.source, in_solution))
     return "\n".join(imports), cells
@@ -284,8 +324,11 @@ def run_exercise_cell(imports, source):
     return eval(last, namespace)
 
 
-EXERCISE_CELLS = [(slug, source, in_solution) for slug in book_chapters()
-                  for source, in_solution in exercise_cells(slug)[1]]
+EXERCISE_CELLS = [
+    (slug, source, in_solution)
+    for slug in book_chapters()
+    for source, in_solution in exercise_cells(slug)[1]
+]
 
 
 def check_called(source):
@@ -294,13 +337,19 @@ def check_called(source):
 
 def test_every_check_has_one_stub_and_one_solution_in_the_book():
     cells = sorted((check_called(source), in_solution) for _, source, in_solution in EXERCISE_CELLS)
-    assert cells == sorted((name, in_solution) for name in ALL_CHECKS
-                           for in_solution in (False, True))
+    assert cells == sorted(
+        (name, in_solution) for name in ALL_CHECKS for in_solution in (False, True)
+    )
 
 
-@pytest.mark.parametrize("slug, source, in_solution", EXERCISE_CELLS,
-                         ids=[f"{check_called(source)}-{'solution' if in_solution else 'stub'}"
-                              for _, source, in_solution in EXERCISE_CELLS])
+@pytest.mark.parametrize(
+    "slug, source, in_solution",
+    EXERCISE_CELLS,
+    ids=[
+        f"{check_called(source)}-{'solution' if in_solution else 'stub'}"
+        for _, source, in_solution in EXERCISE_CELLS
+    ],
+)
 def test_the_chapters_solutions_pass_and_their_stubs_fail_quietly(slug, source, in_solution):
     imports, _ = exercise_cells(slug)
     result = run_exercise_cell(imports, source)

@@ -18,4 +18,5 @@ def test_committed_figure_matches_its_script(script, tmp_path):
     fresh = tmp_path / committed.name
     module.main(fresh)
     assert fresh.read_bytes() == committed.read_bytes(), (
-        f"{committed.name} is out of date: run .venv/bin/python figures/{script.name}")
+        f"{committed.name} is out of date: run .venv/bin/python figures/{script.name}"
+    )

@@ -14,19 +14,26 @@ import pytest
 import attnkit.heatmap
 from attnkit.core import attention, causal_mask, masked_softmax, sinusoidal_positional_encoding
 from attnkit.heatmap import CONTROLS, AttentionHeatmap
-from tests.support.browser import PageLog, drawn_weights, launch, move_slider, require_chromium, serve
+from tests.support.browser import (
+    PageLog,
+    drawn_weights,
+    launch,
+    move_slider,
+    require_chromium,
+    serve,
+)
 from tests.support.heatmap_page import write_page
 
 RNG = np.random.default_rng(0)
-X = RNG.normal(size=(5, 4))                      # (n, d)
+X = RNG.normal(size=(5, 4))  # (n, d)
 TOKENS = ["a", "b", "c", "d", "e"]
-W_Q, W_K = RNG.normal(size=(4, 3)), RNG.normal(size=(4, 3))   # (d, d_k)
+W_Q, W_K = RNG.normal(size=(4, 3)), RNG.normal(size=(4, 3))  # (d, d_k)
 
 
 def test_plain_self_attention_is_softmax_of_x_xt():
     w = AttentionHeatmap(TOKENS, X)
     assert np.allclose(w.expected_weights(), attention(X, X)[1])
-    assert np.allclose(w.weights, w.expected_weights())   # reported before any front end draws
+    assert np.allclose(w.weights, w.expected_weights())  # reported before any front end draws
 
 
 def test_cross_attention_queries_over_keys():
@@ -37,23 +44,32 @@ def test_cross_attention_queries_over_keys():
 
 
 def test_scale_temperature_and_head():
-    w = AttentionHeatmap(TOKENS, X, heads=[(W_Q, W_K), {"W_Q": W_K, "W_K": W_Q, "name": "swap"}],
-                         scale=True, temperature=0.5)
+    w = AttentionHeatmap(
+        TOKENS,
+        X,
+        heads=[(W_Q, W_K), {"W_Q": W_K, "W_K": W_Q, "name": "swap"}],
+        scale=True,
+        temperature=0.5,
+    )
     Q, K = X @ W_Q, X @ W_K
     assert np.allclose(w.expected_weights(), attention(Q, K, temperature=0.5 * np.sqrt(3))[1])
     w.head = 1
-    assert np.allclose(w.expected_weights(), attention(X @ W_K, X @ W_Q, temperature=0.5 * np.sqrt(3))[1])
+    assert np.allclose(
+        w.expected_weights(), attention(X @ W_K, X @ W_Q, temperature=0.5 * np.sqrt(3))[1]
+    )
     assert w.heads[1]["name"] == "swap"
 
 
 def test_causal_and_padding_masks():
     w = AttentionHeatmap(TOKENS, X, causal=True, padding=[True, False, False, False, False])
     weights = w.expected_weights()
-    assert np.all(np.triu(weights, 1) == 0)       # nothing from the future
-    assert np.all(weights[:, 0] == 0)             # the padded key gets no weight
-    assert np.all(weights[0] == 0)                # row 0 may only see key 0, which is masked
+    assert np.all(np.triu(weights, 1) == 0)  # nothing from the future
+    assert np.all(weights[:, 0] == 0)  # the padded key gets no weight
+    assert np.all(weights[0] == 0)  # row 0 may only see key 0, which is masked
     assert np.allclose(weights[1:].sum(axis=1), 1.0)
-    expected = masked_softmax(X @ X.T, causal_mask(5) & np.array([0, 1, 1, 1, 1], bool), all_masked="zero")
+    expected = masked_softmax(
+        X @ X.T, causal_mask(5) & np.array([0, 1, 1, 1, 1], bool), all_masked="zero"
+    )
     assert np.allclose(weights, expected)
 
 
@@ -79,7 +95,9 @@ def test_positional_encoding_is_added_at_the_drawn_positions():
 def test_d_k_keeps_the_first_coordinates():
     w = AttentionHeatmap(TOKENS, X, controls=["d_k", "scale"], d_k_choices=[2, 4], scale=True)
     assert w.d_k == 2
-    assert np.allclose(w.expected_weights(), attention(X[:, :2], X[:, :2], temperature=np.sqrt(2))[1])
+    assert np.allclose(
+        w.expected_weights(), attention(X[:, :2], X[:, :2], temperature=np.sqrt(2))[1]
+    )
     w.d_k = 4
     assert np.allclose(w.expected_weights(), attention(X, X, temperature=2.0)[1])
 
@@ -97,18 +115,32 @@ def test_labels_are_kept_verbatim():
     assert w.query_tokens[0] == evil == w.key_tokens[0]
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(tokens=TOKENS[:3], X=X), r"\(3, d\), got \(5, 4\)"),
-    (dict(tokens=TOKENS, X=X, keys=np.ones((2, 4)), key_tokens=["x"]), r"keys of shape \(2, 4\)"),
-    (dict(tokens=TOKENS, X=X, heads=[(np.ones((3, 2)), np.ones((4, 2)))]),
-     r"W_Q of shape \(3, 2\) and W_K of shape \(4, 2\) do not fit queries of shape \(5, 4\)"),
-    (dict(tokens=TOKENS, X=X, controls=["zoom"]), "unknown controls"),
-    (dict(tokens=TOKENS, X=X, keys=np.ones((2, 4)), key_tokens=["x", "y"], causal=True), "self-attention"),
-    (dict(tokens=TOKENS, X=X, padding=[True]), "1 entries for 5 keys"),
-    (dict(tokens=TOKENS, X=X, temperature=0.0), "temperature"),
-    (dict(tokens=TOKENS, X=X, controls=["d_k"], d_k_choices=[2, 8]), r"between 1 and the width 4"),
-    (dict(tokens=TOKENS, X=X, controls=["d_k"]), "d_k control needs"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(tokens=TOKENS[:3], X=X), r"\(3, d\), got \(5, 4\)"),
+        (
+            dict(tokens=TOKENS, X=X, keys=np.ones((2, 4)), key_tokens=["x"]),
+            r"keys of shape \(2, 4\)",
+        ),
+        (
+            dict(tokens=TOKENS, X=X, heads=[(np.ones((3, 2)), np.ones((4, 2)))]),
+            r"W_Q of shape \(3, 2\) and W_K of shape \(4, 2\) do not fit queries of shape \(5, 4\)",
+        ),
+        (dict(tokens=TOKENS, X=X, controls=["zoom"]), "unknown controls"),
+        (
+            dict(tokens=TOKENS, X=X, keys=np.ones((2, 4)), key_tokens=["x", "y"], causal=True),
+            "self-attention",
+        ),
+        (dict(tokens=TOKENS, X=X, padding=[True]), "1 entries for 5 keys"),
+        (dict(tokens=TOKENS, X=X, temperature=0.0), "temperature"),
+        (
+            dict(tokens=TOKENS, X=X, controls=["d_k"], d_k_choices=[2, 8]),
+            r"between 1 and the width 4",
+        ),
+        (dict(tokens=TOKENS, X=X, controls=["d_k"]), "d_k control needs"),
+    ],
+)
 def test_bad_input_raises_a_clear_error(kwargs, message):
     tokens, data = kwargs.pop("tokens"), kwargs.pop("X")
     with pytest.raises(ValueError, match=message):
@@ -130,7 +162,7 @@ def test_front_end_files_are_shipped_with_the_widget():
 # --- the front end (heatmap.js): its traits and controls, its maths in Node, its drawing in Chromium
 
 HEATMAP_JS = Path(attnkit.heatmap.__file__).with_name("heatmap.js")
-SYNCED = set(AttentionHeatmap.class_own_traits(sync=True))   # the one list of the widget's traits
+SYNCED = set(AttentionHeatmap.class_own_traits(sync=True))  # the one list of the widget's traits
 NODE = shutil.which("node")
 
 
@@ -139,8 +171,10 @@ def test_front_end_reads_and_writes_only_synced_traits():
     read = set(re.findall(r'model\.get\("(\w+)"\)', source))
     written = set(re.findall(r'\bset\("(\w+)",', source))
     assert read and written
-    assert read | written <= SYNCED, f"not traits of AttentionHeatmap: {sorted((read | written) - SYNCED)}"
-    assert "weights" in written                              # the front end reports what it draws
+    assert read | written <= SYNCED, (
+        f"not traits of AttentionHeatmap: {sorted((read | written) - SYNCED)}"
+    )
+    assert "weights" in written  # the front end reports what it draws
 
 
 @pytest.fixture(scope="module")
@@ -154,21 +188,34 @@ def js(tmp_path_factory):
     shutil.copy(HEATMAP_JS, module)
 
     def run(function: str, data=None):
-        script = (f'import * as heatmap from "{module.as_uri()}";\n'
-                  'import { readFileSync } from "node:fs";\n'
-                  'const data = JSON.parse(readFileSync(0, "utf8"));\n'
-                  f'process.stdout.write(JSON.stringify(({function})(heatmap, data)));\n')
-        done = subprocess.run([NODE, "--input-type=module", "-e", script], input=json.dumps(data),
-                              capture_output=True, text=True, timeout=60)
+        script = (
+            f'import * as heatmap from "{module.as_uri()}";\n'
+            'import { readFileSync } from "node:fs";\n'
+            'const data = JSON.parse(readFileSync(0, "utf8"));\n'
+            f"process.stdout.write(JSON.stringify(({function})(heatmap, data)));\n"
+        )
+        done = subprocess.run(
+            [NODE, "--input-type=module", "-e", script],
+            input=json.dumps(data),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
+
     return run
 
 
 def test_front_end_follows_every_trait_but_the_weights_it_writes(js):
     effects = js("(m) => m.TRAIT_EFFECTS")
     assert set(effects) == SYNCED - {"weights"}
-    assert {e for trait in effects.values() for e in trait} == {"controls", "values", "grid", "redraw"}
+    assert {e for trait in effects.values() for e in trait} == {
+        "controls",
+        "values",
+        "grid",
+        "redraw",
+    }
 
 
 def test_front_end_builds_every_control_and_no_other(js):
@@ -182,25 +229,40 @@ def twin_cases():
     plain = AttentionHeatmap(TOKENS, X, temperature=0.7)
     headed = AttentionHeatmap(TOKENS, X, heads=heads, scale=True, causal=True)
     headed.head = 1
-    shuffled = AttentionHeatmap(TOKENS, X, positional=True, padding=[False, True, False, False, True])
+    shuffled = AttentionHeatmap(
+        TOKENS, X, positional=True, padding=[False, True, False, False, True]
+    )
     shuffled.permutation = [3, 0, 4, 1, 2]
-    cross = AttentionHeatmap(TOKENS, X, key_tokens=["x", "y", "z"], keys=rng.normal(size=(3, 4)),
-                             padding=[False, True, False], controls=["d_k"], d_k_choices=[2, 4], scale=True)
+    cross = AttentionHeatmap(
+        TOKENS,
+        X,
+        key_tokens=["x", "y", "z"],
+        keys=rng.normal(size=(3, 4)),
+        padding=[False, True, False],
+        controls=["d_k"],
+        d_k_choices=[2, 4],
+        scale=True,
+    )
     blind = AttentionHeatmap(TOKENS, X, causal=True, padding=[True, False, False, False, False])
-    narrow = AttentionHeatmap(TOKENS, X, heads=heads, controls=["d_k"], d_k_choices=[1, 3], temperature=3.0)
+    narrow = AttentionHeatmap(
+        TOKENS, X, heads=heads, controls=["d_k"], d_k_choices=[1, 3], temperature=3.0
+    )
     return [plain, headed, shuffled, cross, blind, narrow]
 
 
 def test_front_end_weights_are_numpys(js):
     cases = twin_cases()
     states = [{name: getattr(w, name) for name in SYNCED} for w in cases]
-    drawn = js("(m, states) => states.map((s) => { const { weights, masked } = m.computeWeights(s);"
-               " return [weights, masked.map((row) => Array.from(row))]; })", states)
+    drawn = js(
+        "(m, states) => states.map((s) => { const { weights, masked } = m.computeWeights(s);"
+        " return [weights, masked.map((row) => Array.from(row))]; })",
+        states,
+    )
     for widget, (weights, masked) in zip(cases, drawn):
         expected = widget.expected_weights()
         assert np.allclose(weights, expected, rtol=0, atol=1e-12)
         assert np.all(np.array(weights)[np.array(masked, bool)] == 0)
-    assert np.all(np.array(drawn[4][0])[0] == 0)        # every key of row 0 masked: zeros
+    assert np.all(np.array(drawn[4][0])[0] == 0)  # every key of row 0 masked: zeros
 
 
 def test_front_end_positional_encoding_is_numpys(js):
@@ -221,19 +283,22 @@ def chromium():
 
 def numpy_twin(widget, root):
     """``widget`` with the traits the page's model has now: its NumPy weights."""
-    state = root.evaluate(f"r => Object.fromEntries({json.dumps(sorted(SYNCED))}"
-                          ".map(n => [n, r.attnWidget.model.get(n)]))")
+    state = root.evaluate(
+        f"r => Object.fromEntries({json.dumps(sorted(SYNCED))}"
+        ".map(n => [n, r.attnWidget.model.get(n)]))"
+    )
     for name, value in state.items():
         setattr(widget, name, value)
     return widget.expected_weights()
 
 
-@pytest.mark.parametrize("n", [6, 40])   # numbers in the cells; colour only
+@pytest.mark.parametrize("n", [6, 40])  # numbers in the cells; colour only
 def test_heatmap_alone_draws_masks_follows_controls_and_reads_out(chromium, tmp_path, n):
     rng = np.random.default_rng(n)
-    tokens = [f"<b>t{i}</b>" for i in range(n)]               # labels are text, never HTML
-    widget = AttentionHeatmap(tokens, rng.normal(size=(n, 4)), causal=True,
-                              controls=["temperature", "causal", "padding"])
+    tokens = [f"<b>t{i}</b>" for i in range(n)]  # labels are text, never HTML
+    widget = AttentionHeatmap(
+        tokens, rng.normal(size=(n, 4)), causal=True, controls=["temperature", "causal", "padding"]
+    )
     write_page(tmp_path, widget)
     with serve(tmp_path) as base:
         page = chromium.new_page(viewport={"width": 1280, "height": 900})
@@ -242,19 +307,23 @@ def test_heatmap_alone_draws_masks_follows_controls_and_reads_out(chromium, tmp_
         root = page.locator("[data-attn-widget][data-drawn]")
         assert np.max(np.abs(drawn_weights(root) - numpy_twin(widget, root))) < 1e-12
         move_slider(root.locator("input.attn-temperature"), -0.5)
-        root.locator(".attn-colhead").nth(2).click()            # mask the third key
+        root.locator(".attn-colhead").nth(2).click()  # mask the third key
         drawn = drawn_weights(root)
         assert np.max(np.abs(drawn - numpy_twin(widget, root))) < 1e-12
         assert np.all(drawn[:, 2] == 0) and np.all(np.triu(drawn, 1) == 0)
         assert root.locator(".attn-cell").count() == (n * n if n <= 16 else 0)
         canvas = root.locator("canvas.attn-canvas")
-        assert "repeating-linear-gradient" in canvas.evaluate("c => getComputedStyle(c).backgroundImage")
-        box = canvas.bounding_box()                           # hover the middle of cell (n-1, 1)
+        assert "repeating-linear-gradient" in canvas.evaluate(
+            "c => getComputedStyle(c).backgroundImage"
+        )
+        box = canvas.bounding_box()  # hover the middle of cell (n-1, 1)
         page.mouse.move(box["x"] + 1.5 * box["width"] / n, box["y"] + (n - 0.5) * box["height"] / n)
         expected = f"{tokens[n - 1]} → {tokens[1]}: {drawn[n - 1, 1]:.6f}"
         assert root.locator(".attn-readout").text_content() == expected
         page.mouse.move(box["x"] + 2.5 * box["width"] / n, box["y"] + 0.5 * box["height"] / n)
-        assert root.locator(".attn-readout").text_content() == f"{tokens[0]} → {tokens[2]}: masked (0)"
+        assert (
+            root.locator(".attn-readout").text_content() == f"{tokens[0]} → {tokens[2]}: masked (0)"
+        )
         labels = root.locator(".attn-rowhead, .attn-colhead").all_text_contents()
         assert labels == tokens + tokens and root.locator("b").count() == 0
         assert log.problems() == {}
@@ -269,11 +338,16 @@ def test_controls_follow_heads_and_controls_set_from_python(chromium, tmp_path):
         page.goto(base + "index.html")
         root = page.locator("[data-attn-widget][data-drawn]")
         assert root.locator("select.attn-head").count() == 0
-        heads = [{"W_Q": W_Q.tolist(), "W_K": W_K.tolist(), "name": name} for name in ["one", "two"]]
-        root.evaluate("""(r, heads) => {
+        heads = [
+            {"W_Q": W_Q.tolist(), "W_K": W_K.tolist(), "name": name} for name in ["one", "two"]
+        ]
+        root.evaluate(
+            """(r, heads) => {
             r.attnWidget.model.set('heads', heads);
             r.attnWidget.model.set('controls', ['head', 'scale']);
-        }""", heads)
+        }""",
+            heads,
+        )
         assert root.locator("select.attn-head option").all_text_contents() == ["one", "two"]
         assert root.locator("input.attn-temperature").count() == 0
         root.locator("input.attn-scale").click()

@@ -14,8 +14,21 @@ import pytest
 
 from tests.support.book import ROOT, chapter_files, part_files, toc_files
 
-NUMBERS = {"no": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-           "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+NUMBERS = {
+    "no": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+}
 EXERCISE = re.compile(r"^(?:`{3,}|:{3,})\{exercise\}[ \t]*(.*)\n((?::[\w-]+:.*\n)*)", re.M)
 REF = re.compile(r"\{ref\}`([\w-]+)`")
 
@@ -24,7 +37,7 @@ REF = re.compile(r"\{ref\}`([\w-]+)`")
 class Exercise:
     label: str
     title: str
-    checks: set    # the check_* functions called between this exercise and the next
+    checks: set  # the check_* functions called between this exercise and the next
 
 
 def source(name):
@@ -56,9 +69,14 @@ def exercises(name):
         options = dict(re.findall(r"^:([\w-]+):[ \t]*(.*)$", match.group(2), re.M))
         if "label" not in options:
             raise ValueError(f"{name}.md: the exercise {match.group(1)!r} has no :label:")
-        region = text[match.end():following.start() if following else len(text)]
-        found.append(Exercise(options["label"], match.group(1).strip(),
-                              set(re.findall(r"\b(check_\w+)\(", region))))
+        region = text[match.end() : following.start() if following else len(text)]
+        found.append(
+            Exercise(
+                options["label"],
+                match.group(1).strip(),
+                set(re.findall(r"\b(check_\w+)\(", region)),
+            )
+        )
     return found
 
 
@@ -66,7 +84,9 @@ def section(text, title, level=2):
     """The body of the section ``## title`` (or another level), up to the next heading of
     that level or above."""
     hashes = "#" * level
-    match = re.search(rf"^{hashes} {re.escape(title)}\n(.*?)(?=^#{{1,{level}}} |\Z)", text, re.M | re.S)
+    match = re.search(
+        rf"^{hashes} {re.escape(title)}\n(.*?)(?=^#{{1,{level}}} |\Z)", text, re.M | re.S
+    )
     if not match:
         raise ValueError(f"no section {hashes} {title!r}")
     return match.group(1)
@@ -95,13 +115,16 @@ def page_labels():
     return {label(name) for name in chapter_files() + part_files("Appendices")}
 
 
-@pytest.mark.parametrize("text, counts", [
-    ("a heatmap; six exercises.", [6]),
-    ("masks included; six\n   exercises.", [6]),
-    ("It has no exercises and can be set as reading.", [0]),
-    ("There are 36 exercises, 9 of them", [36]),
-    ("Every chapter ends with exercises; the coding exercises need a kernel.", []),
-])
+@pytest.mark.parametrize(
+    "text, counts",
+    [
+        ("a heatmap; six exercises.", [6]),
+        ("masks included; six\n   exercises.", [6]),
+        ("It has no exercises and can be set as reading.", [0]),
+        ("There are 36 exercises, 9 of them", [36]),
+        ("Every chapter ends with exercises; the coding exercises need a kernel.", []),
+    ],
+)
 def test_stated_counts_are_read(text, counts):
     assert stated_counts(text) == counts
 
@@ -114,8 +137,9 @@ def test_exercises_are_found_in_every_chapter():
 def test_readme_lists_the_chapters_in_order_with_their_titles_and_exercise_counts():
     chapters = section((ROOT / "README.md").read_text(encoding="utf-8"), "Chapters")
     items = re.findall(r"^(\d+)\. \*\*(.+?)\*\* — (.*?)(?=^\d+\. |^\S|\Z)", chapters, re.M | re.S)
-    assert [(int(n), listed) for n, listed, _ in items] == \
-        [(i, title(name)) for i, name in enumerate(chapter_files(), 1)]
+    assert [(int(n), listed) for n, listed, _ in items] == [
+        (i, title(name)) for i, name in enumerate(chapter_files(), 1)
+    ]
     for (_, listed, text), name in zip(items, chapter_files()):
         assert stated_counts(text) == [len(exercises(name))], f"README, chapter {listed!r}"
     appendices = re.findall(r"^Appendix: \*\*(.+?)\*\* — (.*?)(?=^\S|\Z)", chapters, re.M | re.S)
@@ -127,11 +151,14 @@ def test_readme_lists_the_chapters_in_order_with_their_titles_and_exercise_count
 def test_preface_lists_the_chapters_and_appendices_in_order():
     adds = section((ROOT / "intro.md").read_text(encoding="utf-8"), "What each chapter adds")
     numbered = re.findall(r"^(\d+)\. \*\*\{ref\}`([\w-]+)`\*\*", adds, re.M)
-    assert [(int(n), ref) for n, ref in numbered] == \
-        [(i, label(name)) for i, name in enumerate(chapter_files(), 1)]
+    assert [(int(n), ref) for n, ref in numbered] == [
+        (i, label(name)) for i, name in enumerate(chapter_files(), 1)
+    ]
     pages = [ref for ref in REF.findall(adds) if ref in page_labels()]
     assert pages == [label(name) for name in chapter_files() + part_files("Appendices")]
-    (count, listed), = re.findall(r"(\w+) (?:more )?appendices serve as reference: (.*?)\.\n", adds, re.S)
+    ((count, listed),) = re.findall(
+        r"(\w+) (?:more )?appendices serve as reference: (.*?)\.\n", adds, re.S
+    )
     assert NUMBERS[count.lower()] == len(REF.findall(listed))
 
 
@@ -141,7 +168,10 @@ def test_instructors_page_describes_and_times_the_chapters_in_order():
     expected += [("appendix", label(name)) for name in notebook_appendices()]
     teaches = section(text, "What each chapter teaches")
     paragraphs = re.findall(
-        r"^\*\*(?:Chapter (\d+)|(Appendix)), \{ref\}`([\w-]+)`\.\*\*(.*?)(?=^\*\*|\Z)", teaches, re.M | re.S)
+        r"^\*\*(?:Chapter (\d+)|(Appendix)), \{ref\}`([\w-]+)`\.\*\*(.*?)(?=^\*\*|\Z)",
+        teaches,
+        re.M | re.S,
+    )
     assert [(number or kind.lower(), ref) for number, kind, ref, _ in paragraphs] == expected
     for (*_, ref, paragraph), name in zip(paragraphs, chapter_files() + notebook_appendices()):
         assert stated_counts(paragraph) in ([], [len(exercises(name))]), f"instructors' page, {ref}"
@@ -156,17 +186,27 @@ def test_instructors_tables_list_every_exercise_with_its_title_label_and_check()
     assert [int(n) for n, _, _ in tables] == list(range(1, len(chapter_files()) + 1))
     for (number, short_title, table), name in zip(tables, chapter_files()):
         assert title(name).startswith(short_title), f"### Chapter {number}: {short_title}"
-        rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
-                for line in table.splitlines() if line.startswith("| {ref}")]
+        rows = [
+            [cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in table.splitlines()
+            if line.startswith("| {ref}")
+        ]
         listed = [(ref, row_title, code, auto) for ref, row_title, code, _kind, auto in rows]
-        assert listed == [(f"{{ref}}`{e.label}`", e.title, f"`{e.label}`",
-                           ", ".join(f"`{c}`" for c in sorted(e.checks)) or "no")
-                          for e in exercises(name)], f"### Chapter {number}"
+        assert listed == [
+            (
+                f"{{ref}}`{e.label}`",
+                e.title,
+                f"`{e.label}`",
+                ", ".join(f"`{c}`" for c in sorted(e.checks)) or "no",
+            )
+            for e in exercises(name)
+        ], f"### Chapter {number}"
 
 
 def test_instructors_page_states_the_number_of_exercises_and_of_checked_ones():
     text = (ROOT / "appendix" / "for-instructors.md").read_text(encoding="utf-8")
-    (total, checked), = re.findall(
-        r"There are (\d+) exercises,\s+(\d+)\s+of\s+them\s+checked\s+automatically", text)
+    ((total, checked),) = re.findall(
+        r"There are (\d+) exercises,\s+(\d+)\s+of\s+them\s+checked\s+automatically", text
+    )
     every = [e for name in toc_files() for e in exercises(name)]
     assert (int(total), int(checked)) == (len(every), sum(bool(e.checks) for e in every))

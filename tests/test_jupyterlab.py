@@ -28,7 +28,7 @@ from playwright.sync_api import sync_playwright
 from tests.support.book import ROOT
 from tests.support.browser import PageLog, drawn_weights, launch, move_slider, require_chromium
 
-pytestmark = pytest.mark.build   # it opens what the built book's Binder button names
+pytestmark = pytest.mark.build  # it opens what the built book's Binder button names
 
 CHAPTER = ROOT / "chapters" / "attention.md"
 VENV_BIN = ROOT / ".venv" / "bin"
@@ -67,8 +67,9 @@ class Lab:
 
     def api(self, path):
         headers = {"Authorization": f"token {self.token}"}
-        with urllib.request.urlopen(urllib.request.Request(self.base + path, headers=headers),
-                                    timeout=5) as response:
+        with urllib.request.urlopen(
+            urllib.request.Request(self.base + path, headers=headers), timeout=5
+        ) as response:
             return json.load(response)
 
 
@@ -84,15 +85,21 @@ def lab(tmp_path_factory):
     shutil.copy(CHAPTER, root / "chapters")
     shutil.copytree(ROOT / "figures", root / "figures")  # the chapter shows ../figures/*.svg
 
-    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}", "HOME": str(home),
-           "JUPYTER_CONFIG_DIR": str(home / ".jupyter"),
-           # offline: pip builds attnkit with the environment's setuptools instead of fetching
-           # one from PyPI into an isolated build environment (pip reads "0" as "no isolation")
-           "PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0"}
+    env = {
+        **os.environ,
+        "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(home),
+        "JUPYTER_CONFIG_DIR": str(home / ".jupyter"),
+        # offline: pip builds attnkit with the environment's setuptools instead of fetching
+        # one from PyPI into an isolated build environment (pip reads "0" as "no isolation")
+        "PIP_NO_INDEX": "1",
+        "PIP_NO_BUILD_ISOLATION": "0",
+    }
     egg_info = ROOT / "chapters" / "attnkit.egg-info"
     had_egg_info = egg_info.exists()
-    post = subprocess.run(["bash", "binder/postBuild"], cwd=ROOT, env=env, capture_output=True,
-                          text=True)
+    post = subprocess.run(
+        ["bash", "binder/postBuild"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
     if not had_egg_info:  # a by-product of the editable install: leave the working tree as found
         shutil.rmtree(egg_info, ignore_errors=True)
     assert post.returncode == 0, f"binder/postBuild failed:\n{post.stdout}\n{post.stderr}"
@@ -103,14 +110,19 @@ def lab(tmp_path_factory):
 
     port, token = free_port(), secrets.token_hex(16)
     env["JUPYTER_RUNTIME_DIR"] = str(runtime)
-    command = [str(VENV_BIN / "jupyter"), "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-               f"--ServerApp.port={port}",
-               f"--IdentityProvider.token={token}",  # ServerApp.token is deprecated
-               f"--ServerApp.root_dir={root}",
-               # nothing beyond this machine: no news feed, no update check, no PyPI extension search
-               "--LabApp.news_url=None",
-               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-               "--LabApp.extension_manager=readonly"]
+    command = [
+        str(VENV_BIN / "jupyter"),
+        "lab",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        f"--IdentityProvider.token={token}",  # ServerApp.token is deprecated
+        f"--ServerApp.root_dir={root}",
+        # nothing beyond this machine: no news feed, no update check, no PyPI extension search
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.extension_manager=readonly",
+    ]
     if os.geteuid() == 0:  # containers often run as root; Binder does not
         command.append("--ServerApp.allow_root=True")
     log_path = tmp / "jupyterlab.log"
@@ -119,15 +131,20 @@ def lab(tmp_path_factory):
     lab = Lab(f"http://127.0.0.1:{port}/", token, runtime)
 
     def answers():
-        assert server.poll() is None, f"jupyter lab exited (log {log_path}):\n{log_path.read_text()}"
+        assert server.poll() is None, (
+            f"jupyter lab exited (log {log_path}):\n{log_path.read_text()}"
+        )
         try:
             return lab.api("api/status")
         except (urllib.error.URLError, ConnectionError):
             return None
 
     try:
-        wait_until(answers, 60,
-                   lambda: f"jupyter lab did not answer (log {log_path}):\n{log_path.read_text()}")
+        wait_until(
+            answers,
+            60,
+            lambda: f"jupyter lab did not answer (log {log_path}):\n{log_path.read_text()}",
+        )
         yield lab
     finally:
         server.terminate()  # on SIGTERM the server shuts its kernels down too
@@ -142,7 +159,9 @@ def lab(tmp_path_factory):
 def binder_urlpath(built_book):
     """What chapter 1's Binder button asks mybinder.org to open, e.g. lab/tree/chapters/x.md."""
     html = (built_book[0] / "chapters" / "attention.html").read_text(encoding="utf-8")
-    (urlpath,) = set(re.findall(r'href="https://mybinder\.org/v2/gh/[^"?]+\?urlpath=([^"]+)"', html))
+    (urlpath,) = set(
+        re.findall(r'href="https://mybinder\.org/v2/gh/[^"?]+\?urlpath=([^"]+)"', html)
+    )
     return urlpath
 
 
@@ -167,8 +186,11 @@ def cell_count(cell_type):
 def kernel(lab, notebook, binder_urlpath):
     """A second client of the notebook's own kernel, found through the server's REST API."""
     path = binder_urlpath.removeprefix("lab/tree/")
-    (session,) = wait_until(lambda: [s for s in lab.api("api/sessions") if s["path"] == path], 60,
-                            lambda: "opening the notebook started no kernel")
+    (session,) = wait_until(
+        lambda: [s for s in lab.api("api/sessions") if s["path"] == path],
+        60,
+        lambda: "opening the notebook started no kernel",
+    )
     client = BlockingKernelClient()
     client.load_connection_file(str(lab.runtime / f"kernel-{session['kernel']['id']}.json"))
     client.start_channels()
@@ -185,8 +207,12 @@ def in_kernel(client, code, expression):
         if message["msg_type"] == "stream" and message["content"]["name"] == "stdout":
             out.append(message["content"]["text"])
 
-    reply = client.execute_interactive(f"{code}\nprint(__import__('json').dumps({expression}))",
-                                       output_hook=hook, store_history=False, timeout=30)
+    reply = client.execute_interactive(
+        f"{code}\nprint(__import__('json').dumps({expression}))",
+        output_hook=hook,
+        store_history=False,
+        timeout=30,
+    )
     assert reply["content"]["status"] == "ok", reply["content"]
     return json.loads("".join(out))
 
@@ -201,11 +227,15 @@ def heatmap(notebook, kernel):
     run_all.click()
     # The exercises' checkers report an unfinished exercise without raising, so every cell
     # runs: wait until every prompt shows its execution count, or until something errs.
-    page.wait_for_function("""([n, stderr]) => {
+    page.wait_for_function(
+        """([n, stderr]) => {
         const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];
         return document.querySelector(stderr) ||
             prompts.length === n && prompts.every(p => /^\\[\\d+\\]:$/.test(p.textContent.trim()));
-    }""", arg=[cell_count("code"), STDERR], timeout=60_000)
+    }""",
+        arg=[cell_count("code"), STDERR],
+        timeout=60_000,
+    )
     assert page.locator(STDERR).all_inner_texts() == [], "a cell wrote to stderr or failed"
     page.wait_for_selector(f"{WIDGET}[data-drawn]", state="attached")
     assert page.locator(WIDGET).count() == 1
@@ -215,10 +245,13 @@ def heatmap(notebook, kernel):
 def test_binder_url_opens_the_chapter_as_a_notebook(notebook):
     page, _ = notebook
     # the notebook attaches its cells a few at a time; wait for all of them
-    page.wait_for_function("([code, markdown]) => "
-                           "document.querySelectorAll('.jp-CodeCell').length === code && "
-                           "document.querySelectorAll('.jp-MarkdownCell').length === markdown",
-                           arg=[cell_count("code"), cell_count("markdown")], timeout=30_000)
+    page.wait_for_function(
+        "([code, markdown]) => "
+        "document.querySelectorAll('.jp-CodeCell').length === code && "
+        "document.querySelectorAll('.jp-MarkdownCell').length === markdown",
+        arg=[cell_count("code"), cell_count("markdown")],
+        timeout=30_000,
+    )
     assert page.locator(".jp-NotebookPanel").count() == 1
     assert page.locator(".jp-FileEditor").count() == 0, "opened as a text file"
     assert page.locator(".lm-TabBar-tab.jp-mod-current").inner_text().strip() == "attention.md"
@@ -226,8 +259,11 @@ def test_binder_url_opens_the_chapter_as_a_notebook(notebook):
 
 def rendered_markdown(page):
     """Every Markdown cell's rendered text, math left out (TeX braces are not MyST markup)."""
-    page.wait_for_function("n => document.querySelectorAll('.jp-MarkdownCell .myst').length === n",
-                           arg=cell_count("markdown"), timeout=30_000)
+    page.wait_for_function(
+        "n => document.querySelectorAll('.jp-MarkdownCell .myst').length === n",
+        arg=cell_count("markdown"),
+        timeout=30_000,
+    )
     return page.evaluate("""() => [...document.querySelectorAll('.jp-MarkdownCell .myst')].map(m => {
         const copy = m.cloneNode(true);
         copy.querySelectorAll('.katex').forEach(k => k.remove());
@@ -243,9 +279,11 @@ def test_myst_markup_is_rendered(notebook):
     first = page.locator(".jp-MarkdownCell .myst").first
     header = first.locator("aside.myst-admonition .myst-admonition-header")
     assert header.inner_text().strip() == "Learning goals"
-    assert first.locator(".cite-group").count() == 3   # the three {cite:t} roles
+    assert first.locator(".cite-group").count() == 3  # the three {cite:t} roles
     figure = page.locator(".jp-MarkdownCell .myst figure#fig-seq2seq-attention img")
-    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=figure.element_handle())
+    page.wait_for_function(
+        "img => img.complete && img.naturalWidth > 0", arg=figure.element_handle()
+    )
 
 
 def test_every_cross_reference_resolves(notebook):
@@ -258,38 +296,50 @@ def test_every_cross_reference_resolves(notebook):
 def test_slider_in_the_browser_reaches_the_kernel(heatmap, kernel, tmp_path):
     before_temperature, before = in_kernel(kernel, "", "[explorer.temperature, explorer.weights]")
     assert np.max(np.abs(np.array(before) - drawn_weights(heatmap))) < 1e-9
-    move_slider(heatmap.locator("input.attn-temperature"), -0.5)   # τ = 10^-0.5
+    move_slider(heatmap.locator("input.attn-temperature"), -0.5)  # τ = 10^-0.5
     drawn = drawn_weights(heatmap)
 
     def kernel_state_once_changed():
-        state = in_kernel(kernel, "", "[explorer.temperature, explorer.weights, "
-                                      "explorer.expected_weights().tolist()]")
+        state = in_kernel(
+            kernel,
+            "",
+            "[explorer.temperature, explorer.weights, explorer.expected_weights().tolist()]",
+        )
         return state if state[0] != before_temperature and state[1] != before else None
 
     # the comm message reaches the kernel asynchronously
-    temperature, weights, expected = wait_until(kernel_state_once_changed, 10,
-                                                lambda: "the slider's change never reached the kernel")
-    assert temperature == pytest.approx(10 ** -0.5, rel=1e-12)
+    temperature, weights, expected = wait_until(
+        kernel_state_once_changed, 10, lambda: "the slider's change never reached the kernel"
+    )
+    assert temperature == pytest.approx(10**-0.5, rel=1e-12)
     assert np.max(np.abs(np.array(weights) - drawn)) < 1e-9
     assert np.max(np.abs(np.array(expected) - drawn)) < 1e-9
     assert not np.allclose(drawn, before, atol=1e-3)
     # cells above have estimated heights until first drawn, so one scroll may fall short and
     # JupyterLab may still scroll after Run All: scroll until the heatmap stays in view
-    heatmap.page.wait_for_function("""root => {
+    heatmap.page.wait_for_function(
+        """root => {
         const box = root.getBoundingClientRect();
         if (box.top >= 0 && box.bottom <= innerHeight) return ++root.framesInView > 10;
         root.framesInView = 0;
         root.scrollIntoView({block: 'center'});
         return false;
-    }""", arg=heatmap.element_handle())
-    heatmap.page.locator(".jp-NotebookPanel").screenshot(path=str(tmp_path / "jupyterlab-heatmap.png"))
+    }""",
+        arg=heatmap.element_handle(),
+    )
+    heatmap.page.locator(".jp-NotebookPanel").screenshot(
+        path=str(tmp_path / "jupyterlab-heatmap.png")
+    )
 
 
 def test_trait_set_in_the_kernel_redraws_the_heatmap(heatmap, kernel):
     before = drawn_weights(heatmap)
-    expected = in_kernel(kernel, "explorer.temperature = 3.0", "explorer.expected_weights().tolist()")
-    heatmap.page.wait_for_function("root => root.attnWidget.model.get('temperature') === 3",
-                                   arg=heatmap.element_handle())
+    expected = in_kernel(
+        kernel, "explorer.temperature = 3.0", "explorer.expected_weights().tolist()"
+    )
+    heatmap.page.wait_for_function(
+        "root => root.attnWidget.model.get('temperature') === 3", arg=heatmap.element_handle()
+    )
     drawn = drawn_weights(heatmap)
     assert np.max(np.abs(drawn - np.array(expected))) < 1e-9
     assert not np.allclose(drawn, before, atol=1e-3)
@@ -297,18 +347,21 @@ def test_trait_set_in_the_kernel_redraws_the_heatmap(heatmap, kernel):
 
 def test_slider_shows_a_temperature_set_in_the_kernel(heatmap, kernel):
     in_kernel(kernel, "explorer.temperature = 0.2", "explorer.temperature")
-    heatmap.page.wait_for_function("root => root.attnWidget.model.get('temperature') === 0.2",
-                                   arg=heatmap.element_handle())
+    heatmap.page.wait_for_function(
+        "root => root.attnWidget.model.get('temperature') === 0.2", arg=heatmap.element_handle()
+    )
     slider = heatmap.locator("input.attn-temperature")
     assert float(slider.input_value()) == pytest.approx(np.log10(0.2), abs=0.01)
     assert heatmap.locator("label:has(input.attn-temperature) output").inner_text() == "0.20"
 
 
 def test_no_outside_requests_or_errors(notebook, heatmap):
-    page, log = notebook
+    _page, log = notebook
     assert log.blocked == [] and log.failed == []
     assert log.page_errors == [] and log.dialogs == []
     for error in log.console_errors:
         lines = error.split("\n")
-        assert all(line.startswith("Cross reference target was not found: ") for line in lines), error
+        assert all(line.startswith("Cross reference target was not found: ") for line in lines), (
+            error
+        )
         assert {line.split(": ", 1)[1] for line in lines} <= MISSING_REFERENCES, error

@@ -12,7 +12,9 @@ from tests.support.book import REPOSITORY_URL, ROOT, page, toc_files
 
 CHAPTER_PAGES = [name for name in toc_files() if name.startswith("chapters/")]
 OTHER_PAGES = [name for name in toc_files() if not name.startswith("chapters/")]
-LAUNCH_LINK = re.compile(r'href="(https://(?:mybinder\.org/v2|colab\.research\.google\.com/github)/[^"]*)"')
+LAUNCH_LINK = re.compile(
+    r'href="(https://(?:mybinder\.org/v2|colab\.research\.google\.com/github)/[^"]*)"'
+)
 
 
 def load_extension(name):
@@ -26,30 +28,74 @@ def load_extension(name):
 find_repository = load_extension("launch_buttons").find_repository
 
 
-@pytest.mark.parametrize("environ, origin, expected", [
-    ({"BOOK_REPOSITORY_URL": "https://github.com/a/b"}, None, ("https://github.com/a/b", "main", "a/b")),
-    ({"BOOK_REPOSITORY_URL": "https://github.com/a/b/", "BOOK_BRANCH": "dev"},
-     "git@github.com:c/d.git", ("https://github.com/a/b", "dev", "a/b")),
-    ({"BOOK_REPOSITORY_URL": "https://gitlab.com/a/b"}, None, ("https://gitlab.com/a/b", "main", None)),
-    ({"GITHUB_ACTIONS": "true", "GITHUB_SERVER_URL": "https://github.com",
-      "GITHUB_REPOSITORY": "fork/book", "GITHUB_REF_NAME": "main"}, None,
-     ("https://github.com/fork/book", "main", "fork/book")),
-    ({"GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "fork/book", "GITHUB_REF_NAME": "7/merge",
-      "GITHUB_HEAD_REF": "topic"}, None, ("https://github.com/fork/book", "topic", "fork/book")),
-    ({"GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "fork/book", "GITHUB_REF_NAME": "main",
-      "BOOK_REPOSITORY_URL": "https://github.com/a/b"}, None, ("https://github.com/a/b", "main", "a/b")),
-    ({}, "https://github.com/o/n.git", ("https://github.com/o/n", "main", "o/n")),
-    ({}, "git@github.com:o/n.git", ("https://github.com/o/n", "main", "o/n")),
-    ({}, "ssh://git@github.com/o/my.book", ("https://github.com/o/my.book", "main", "o/my.book")),
-    ({"BOOK_BRANCH": "dev"}, "https://github.com/o/n", ("https://github.com/o/n", "dev", "o/n")),
-    ({}, "/home/me/attention-book", None),
-    ({}, "https://example.org/o/n.git", None),
-    ({}, None, None),
-])
+@pytest.mark.parametrize(
+    "environ, origin, expected",
+    [
+        (
+            {"BOOK_REPOSITORY_URL": "https://github.com/a/b"},
+            None,
+            ("https://github.com/a/b", "main", "a/b"),
+        ),
+        (
+            {"BOOK_REPOSITORY_URL": "https://github.com/a/b/", "BOOK_BRANCH": "dev"},
+            "git@github.com:c/d.git",
+            ("https://github.com/a/b", "dev", "a/b"),
+        ),
+        (
+            {"BOOK_REPOSITORY_URL": "https://gitlab.com/a/b"},
+            None,
+            ("https://gitlab.com/a/b", "main", None),
+        ),
+        (
+            {
+                "GITHUB_ACTIONS": "true",
+                "GITHUB_SERVER_URL": "https://github.com",
+                "GITHUB_REPOSITORY": "fork/book",
+                "GITHUB_REF_NAME": "main",
+            },
+            None,
+            ("https://github.com/fork/book", "main", "fork/book"),
+        ),
+        (
+            {
+                "GITHUB_ACTIONS": "true",
+                "GITHUB_REPOSITORY": "fork/book",
+                "GITHUB_REF_NAME": "7/merge",
+                "GITHUB_HEAD_REF": "topic",
+            },
+            None,
+            ("https://github.com/fork/book", "topic", "fork/book"),
+        ),
+        (
+            {
+                "GITHUB_ACTIONS": "true",
+                "GITHUB_REPOSITORY": "fork/book",
+                "GITHUB_REF_NAME": "main",
+                "BOOK_REPOSITORY_URL": "https://github.com/a/b",
+            },
+            None,
+            ("https://github.com/a/b", "main", "a/b"),
+        ),
+        ({}, "https://github.com/o/n.git", ("https://github.com/o/n", "main", "o/n")),
+        ({}, "git@github.com:o/n.git", ("https://github.com/o/n", "main", "o/n")),
+        (
+            {},
+            "ssh://git@github.com/o/my.book",
+            ("https://github.com/o/my.book", "main", "o/my.book"),
+        ),
+        (
+            {"BOOK_BRANCH": "dev"},
+            "https://github.com/o/n",
+            ("https://github.com/o/n", "dev", "o/n"),
+        ),
+        ({}, "/home/me/attention-book", None),
+        ({}, "https://example.org/o/n.git", None),
+        ({}, None, None),
+    ],
+)
 def test_repository_is_found_in_the_documented_order(environ, origin, expected):
     found = find_repository(environ, origin)
     assert (found and (found["url"], found["branch"], found["github"])) == expected
-
 
 
 @pytest.mark.build
@@ -61,7 +107,7 @@ def test_every_chapter_opens_in_binder_and_colab(built_book, name):
         f"https://colab.research.google.com/github/{github}/blob/notebooks/{name}.ipynb",
         f"https://mybinder.org/v2/gh/{github}/main?urlpath=lab/tree/{name}.md",
     ]
-    assert (ROOT / f"{name}.md").is_file()   # what the Binder link opens exists in the repository
+    assert (ROOT / f"{name}.md").is_file()  # what the Binder link opens exists in the repository
 
 
 @pytest.mark.build
@@ -71,7 +117,9 @@ def test_pages_that_are_not_notebooks_have_no_launch_buttons(built_book, name):
 
 
 @pytest.mark.build
-def test_no_repository_means_no_launch_buttons_and_one_line_in_the_log(built_book_without_repository):
+def test_no_repository_means_no_launch_buttons_and_one_line_in_the_log(
+    built_book_without_repository,
+):
     html_dir, log = built_book_without_repository
     for name in toc_files():
         assert LAUNCH_LINK.findall(page(html_dir, name)) == [], name
@@ -92,11 +140,23 @@ def test_colab_opens_the_notebook_the_publish_step_pushes(built_book, tmp_path):
     subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
     checkout = tmp_path / "checkout"
     subprocess.run(["git", "init", "--quiet", str(checkout)], check=True)
-    subprocess.run([sys.executable, str(ROOT / "_ext" / "publish_notebooks.py"), str(built_book[0]),
-                    "--remote", str(remote)], cwd=checkout, check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "_ext" / "publish_notebooks.py"),
+            str(built_book[0]),
+            "--remote",
+            str(remote),
+        ],
+        cwd=checkout,
+        check=True,
+    )
     for name in CHAPTER_PAGES:
         (colab,) = [u for u in LAUNCH_LINK.findall(page(built_book[0], name)) if "colab" in u]
         branch, path = re.fullmatch(r".*/blob/([^/]+)/(.+)", colab).groups()
-        published = subprocess.run(["git", "--git-dir", str(remote), "show", f"{branch}:{path}"],
-                                   capture_output=True, check=True).stdout
+        published = subprocess.run(
+            ["git", "--git-dir", str(remote), "show", f"{branch}:{path}"],
+            capture_output=True,
+            check=True,
+        ).stdout
         assert published == (built_book[0] / "_sources" / path).read_bytes()

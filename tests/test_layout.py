@@ -45,20 +45,23 @@ def forbidden_imports(source):
     return sorted({name for m in imported_modules(source) if (name := file_of_tests(m))})
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("from conftest import ROOT", ["conftest"]),
-    ("import conftest", ["conftest"]),
-    ("from test_book import page, toc_files", ["test_book"]),
-    ("from tests.test_book import page", ["test_book"]),
-    ("from tests import conftest", ["conftest"]),
-    ("from .test_book import page", ["test_book"]),
-    ("from . import conftest, test_browser", ["conftest", "test_browser"]),
-    ("def f():\n    import test_browser", ["test_browser"]),
-    ("from tests.support.book import ROOT, page", []),
-    ("from tests.support import browser", []),
-    ("import pytest\nfrom hypothesis import strategies as st", []),
-    ("from torch.testing import assert_close", []),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("from conftest import ROOT", ["conftest"]),
+        ("import conftest", ["conftest"]),
+        ("from test_book import page, toc_files", ["test_book"]),
+        ("from tests.test_book import page", ["test_book"]),
+        ("from tests import conftest", ["conftest"]),
+        ("from .test_book import page", ["test_book"]),
+        ("from . import conftest, test_browser", ["conftest", "test_browser"]),
+        ("def f():\n    import test_browser", ["test_browser"]),
+        ("from tests.support.book import ROOT, page", []),
+        ("from tests.support import browser", []),
+        ("import pytest\nfrom hypothesis import strategies as st", []),
+        ("from torch.testing import assert_close", []),
+    ],
+)
 def test_forbidden_imports_are_recognised(source, expected):
     assert forbidden_imports(source) == expected
 
@@ -79,7 +82,8 @@ def test_conftest_holds_only_fixtures_and_hooks():
     for function in functions:
         decorators = [ast.unparse(d) for d in function.decorator_list]
         assert function.name.startswith("pytest_") or any(
-            d.startswith("pytest.fixture") for d in decorators), \
-            f"conftest.py: {function.name} is not a fixture; shared helpers go in tests/support/"
-    assert not [node for node in tree.body if isinstance(node, ast.ClassDef)], \
+            d.startswith("pytest.fixture") for d in decorators
+        ), f"conftest.py: {function.name} is not a fixture; shared helpers go in tests/support/"
+    assert not [node for node in tree.body if isinstance(node, ast.ClassDef)], (
         "conftest.py: classes go in tests/support/"
+    )

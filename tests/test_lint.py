@@ -31,8 +31,10 @@ def test_chapter_code_cells_pass_ruff_check(tmp_path):
     for name in toc_files():
         source = ROOT / f"{name}.md"
         notebook = jupytext.read(source)
-        if "kernelspec" in notebook.metadata:   # a notebook page, not plain Markdown
+        if "kernelspec" in notebook.metadata:  # a notebook page, not plain Markdown
             jupytext.write(notebook, tmp_path / f"{source.stem}.ipynb")
     assert list(tmp_path.glob("*.ipynb"))
-    result = ruff("check", "--no-cache", "--config", str(ROOT / "pyproject.toml"), ".", cwd=tmp_path)
+    result = ruff(
+        "check", "--no-cache", "--config", str(ROOT / "pyproject.toml"), ".", cwd=tmp_path
+    )
     assert result.returncode == 0, f"in the chapters' code cells:\n{result.stdout}"

@@ -8,8 +8,14 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from torch.utils.flop_counter import FlopCounterMode
 
-from attnkit.core import (causal_mask, merge_heads, multi_head_attention, padding_mask,
-                          scaled_dot_product_attention, split_heads)
+from attnkit.core import (
+    causal_mask,
+    merge_heads,
+    multi_head_attention,
+    padding_mask,
+    scaled_dot_product_attention,
+    split_heads,
+)
 from attnkit.exercises.multi_head_attention import check_merge_heads, check_split_heads
 from attnkit.modules import EncoderLayer, MultiHeadAttention
 
@@ -18,8 +24,9 @@ ENTRIES = st.floats(-2, 2, allow_nan=False)
 
 def coded(b, n, h, d_k):
     """``(b, n, h*d_k)`` with entry ``100*batch + 10*token + head``."""
-    s, t, i, _ = np.meshgrid(np.arange(b), np.arange(n), np.arange(h), np.arange(d_k),
-                             indexing="ij")
+    s, t, i, _ = np.meshgrid(
+        np.arange(b), np.arange(n), np.arange(h), np.arange(d_k), indexing="ij"
+    )
     return (100 * s + 10 * t + i).reshape(b, n, h * d_k).astype(float)
 
 
@@ -28,9 +35,9 @@ def per_head_reference(Xq, Xs, W_Q, W_K, W_V, W_O, h, mask=None):
     d_k, d_v = W_Q.shape[1] // h, W_V.shape[1] // h
     heads, weights = [], []
     for i in range(h):
-        q = Xq @ W_Q[:, i * d_k:(i + 1) * d_k]
-        k = Xs @ W_K[:, i * d_k:(i + 1) * d_k]
-        v = Xs @ W_V[:, i * d_v:(i + 1) * d_v]
+        q = Xq @ W_Q[:, i * d_k : (i + 1) * d_k]
+        k = Xs @ W_K[:, i * d_k : (i + 1) * d_k]
+        v = Xs @ W_V[:, i * d_v : (i + 1) * d_v]
         scores = q @ k.T / np.sqrt(d_k)
         if mask is not None:
             scores = np.where(mask, scores, -np.inf)
@@ -47,9 +54,17 @@ def layer_and_inputs(draw):
     h = draw(st.integers(1, 4))
     d_k, d_v = draw(st.integers(1, 3)), draw(st.integers(1, 3))
     m, n, d, d_s, d_out = (draw(st.integers(1, 5)) for _ in range(5))
-    arrays = {name: draw(hnp.arrays(np.float64, shape, elements=ENTRIES)) for name, shape in [
-        ("Xq", (m, d)), ("Xs", (n, d_s)), ("W_Q", (d, h * d_k)), ("W_K", (d_s, h * d_k)),
-        ("W_V", (d_s, h * d_v)), ("W_O", (h * d_v, d_out))]}
+    arrays = {
+        name: draw(hnp.arrays(np.float64, shape, elements=ENTRIES))
+        for name, shape in [
+            ("Xq", (m, d)),
+            ("Xs", (n, d_s)),
+            ("W_Q", (d, h * d_k)),
+            ("W_K", (d_s, h * d_k)),
+            ("W_V", (d_s, h * d_v)),
+            ("W_O", (h * d_v, d_out)),
+        ]
+    }
     mask = draw(hnp.arrays(np.bool_, (m, n)))
     mask[np.arange(m), draw(hnp.arrays(np.int64, m, elements=st.integers(0, n - 1)))] = True
     return arrays, h, mask
@@ -57,8 +72,9 @@ def layer_and_inputs(draw):
 
 # --- NumPy: split and merge ------------------------------------------------------------
 
+
 def test_split_heads_gives_each_head_its_block_of_every_token():
-    X = coded(2, 3, 4, 2)                       # (b, n, h*d_k)
+    X = coded(2, 3, 4, 2)  # (b, n, h*d_k)
     heads = split_heads(X, 4)
     assert heads.shape == (2, 4, 3, 2)
     for s in range(2):
@@ -66,7 +82,7 @@ def test_split_heads_gives_each_head_its_block_of_every_token():
             for t in range(3):
                 assert np.all(heads[s, i, t] == 100 * s + 10 * t + i)
     assert np.array_equal(heads, X.reshape(2, 3, 4, 2).transpose(0, 2, 1, 3))
-    assert not np.array_equal(heads, X.reshape(2, 4, 3, 2))    # the view-only mistake
+    assert not np.array_equal(heads, X.reshape(2, 4, 3, 2))  # the view-only mistake
 
 
 def test_split_heads_without_batch_and_with_one_head():
@@ -84,7 +100,9 @@ def test_merge_undoes_split(b, n, h, d_k):
 
 
 def test_split_and_merge_errors_name_the_shapes():
-    with pytest.raises(ValueError, match=r"X of shape \(2, 3, 7\): width 7 is not divisible by h = 2"):
+    with pytest.raises(
+        ValueError, match=r"X of shape \(2, 3, 7\): width 7 is not divisible by h = 2"
+    ):
         split_heads(np.ones((2, 3, 7)), 2)
     with pytest.raises(ValueError, match=r"X must have shape \(n, d_model\).*\(6,\)"):
         split_heads(np.ones(6), 2)
@@ -96,13 +114,22 @@ def test_split_and_merge_errors_name_the_shapes():
 
 # --- NumPy: the layer ------------------------------------------------------------------
 
+
 @settings(deadline=None)
 @given(layer_and_inputs(), st.booleans())
 def test_multi_head_attention_is_the_per_head_formula(data, use_mask):
     arrays, h, mask = data
     mask = mask if use_mask else None
-    out, w = multi_head_attention(arrays["Xq"], arrays["Xs"], arrays["W_Q"], arrays["W_K"],
-                                  arrays["W_V"], arrays["W_O"], h, mask=mask)
+    out, w = multi_head_attention(
+        arrays["Xq"],
+        arrays["Xs"],
+        arrays["W_Q"],
+        arrays["W_K"],
+        arrays["W_V"],
+        arrays["W_O"],
+        h,
+        mask=mask,
+    )
     expected_out, expected_w = per_head_reference(*arrays.values(), h, mask=mask)
     m, n = arrays["Xq"].shape[0], arrays["Xs"].shape[0]
     assert w.shape == (h, m, n) and out.shape == (m, arrays["W_O"].shape[1])
@@ -114,8 +141,7 @@ def test_multi_head_attention_is_the_per_head_formula(data, use_mask):
 
 def test_one_head_is_scaled_dot_product_attention_then_w_o():
     rng = np.random.default_rng(0)
-    X, W_Q, W_K, W_V, W_O = (rng.normal(size=s) for s in [(4, 5), (5, 3), (5, 3), (5, 2),
-                                                             (2, 5)])
+    X, W_Q, W_K, W_V, W_O = (rng.normal(size=s) for s in [(4, 5), (5, 3), (5, 3), (5, 2), (2, 5)])
     out, w = multi_head_attention(X, X, W_Q, W_K, W_V, W_O, 1)
     sdpa_out, sdpa_w = scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V)
     assert np.allclose(w[0], sdpa_w) and np.allclose(out, sdpa_out @ W_O)
@@ -130,22 +156,24 @@ def test_concat_times_w_o_is_the_sum_of_the_heads_contributions():
     total = 0
     for i in range(h):
         cols = slice(i * d_v, (i + 1) * d_v)
-        head_out, _ = multi_head_attention(X, X, W_Q[:, cols], W_K[:, cols], W_V[:, cols],
-                                           W_O[cols], 1)
+        head_out, _ = multi_head_attention(
+            X, X, W_Q[:, cols], W_K[:, cols], W_V[:, cols], W_O[cols], 1
+        )
         total = total + head_out
-    assert np.allclose(out, total)              # pruning a head = dropping its term
+    assert np.allclose(out, total)  # pruning a head = dropping its term
 
 
 def test_batched_inputs_with_a_padding_and_a_causal_mask():
     rng = np.random.default_rng(2)
-    X = rng.normal(size=(2, 5, 4))              # (b, n, d)
+    X = rng.normal(size=(2, 5, 4))  # (b, n, d)
     W_Q, W_K, W_V, W_O = (rng.normal(size=(4, 4)) for _ in range(4))
-    mask = causal_mask(5) & padding_mask(np.array([5, 3]), 5)    # (b, n, n)
+    mask = causal_mask(5) & padding_mask(np.array([5, 3]), 5)  # (b, n, n)
     out, w = multi_head_attention(X, X, W_Q, W_K, W_V, W_O, 2, mask=mask)
     assert out.shape == (2, 5, 4) and w.shape == (2, 2, 5, 5)
     for s in range(2):
-        expected_out, expected_w = per_head_reference(X[s], X[s], W_Q, W_K, W_V, W_O, 2,
-                                                      mask=mask[s])
+        expected_out, expected_w = per_head_reference(
+            X[s], X[s], W_Q, W_K, W_V, W_O, 2, mask=mask[s]
+        )
         assert np.allclose(out[s], expected_out) and np.allclose(w[s], expected_w)
     assert np.all(w[1, :, :, 3:] == 0)
 
@@ -180,7 +208,7 @@ def test_nothing_leaks_past_a_causal_mask(n, seed):
 def test_shape_errors_name_the_shapes():
     X, W = np.ones((4, 6)), np.ones((6, 6))
     with pytest.raises(ValueError, match=r"W_O of shape \(18, 2\) must have h\*d_v = 6 rows"):
-        multi_head_attention(X, X, W, W, W, np.ones((18, 2)), 3)   # article 000's W_O
+        multi_head_attention(X, X, W, W, W, np.ones((18, 2)), 3)  # article 000's W_O
     with pytest.raises(ValueError, match=r"W_Q of shape \(5, 6\).*d_model = 6.*\(4, 6\)"):
         multi_head_attention(X, X, np.ones((5, 6)), W, W, W, 3)
     with pytest.raises(ValueError, match=r"W_V of shape \(5, 6\).*X_source of shape \(4, 6\)"):
@@ -215,6 +243,7 @@ def test_dtype_is_kept_and_empty_rows_follow_all_masked():
 
 # --- PyTorch: the module against nn.MultiheadAttention ------------------------------------
 
+
 @st.composite
 def torch_case(draw):
     h = draw(st.integers(1, 4))
@@ -226,13 +255,24 @@ def torch_case(draw):
     lengths = np.array(draw(st.lists(st.integers(1, n), min_size=b, max_size=b)))
     keep_random = draw(hnp.arrays(np.bool_, (m, n)))
     keep_random[np.arange(m), draw(hnp.arrays(np.int64, m, elements=st.integers(0, n - 1)))] = 1
-    return dict(h=h, d_model=d_model, b=b, m=m, n=n, cross=cross, kind=kind, lengths=lengths,
-                keep_random=keep_random, bias=draw(st.booleans()), seed=draw(st.integers(0, 999)))
+    return dict(
+        h=h,
+        d_model=d_model,
+        b=b,
+        m=m,
+        n=n,
+        cross=cross,
+        kind=kind,
+        lengths=lengths,
+        keep_random=keep_random,
+        bias=draw(st.booleans()),
+        seed=draw(st.integers(0, 999)),
+    )
 
 
 def masks_for(case):
     """The book's mask (True = attend) and nn.MultiheadAttention's (attn_mask, key_padding_mask)."""
-    m, n, kind = case["m"], case["n"], case["kind"]
+    _m, n, kind = case["m"], case["n"], case["kind"]
     attn = None
     if kind in ("causal", "both") and not case["cross"]:
         attn = torch.from_numpy(causal_mask(n))
@@ -240,7 +280,7 @@ def masks_for(case):
         attn = torch.from_numpy(case["keep_random"])
     pad = None
     if kind in ("padding", "both"):
-        pad = torch.from_numpy(padding_mask(case["lengths"], n))           # (b, 1, n)
+        pad = torch.from_numpy(padding_mask(case["lengths"], n))  # (b, 1, n)
     ours = attn if pad is None else (pad if attn is None else attn & pad)
     return ours, (None if attn is None else ~attn), (None if pad is None else ~pad[:, 0])
 
@@ -249,18 +289,25 @@ def masks_for(case):
 @given(torch_case())
 def test_module_equals_torch_multihead_attention(case):
     torch.manual_seed(case["seed"])
-    theirs = torch.nn.MultiheadAttention(case["d_model"], case["h"], bias=case["bias"],
-                                         batch_first=True)
+    theirs = torch.nn.MultiheadAttention(
+        case["d_model"], case["h"], bias=case["bias"], batch_first=True
+    )
     ours = MultiHeadAttention.from_torch(theirs)
     xq = torch.randn(case["b"], case["m"], case["d_model"])
     xs = torch.randn(case["b"], case["n"], case["d_model"]) if case["cross"] else xq
     mask, attn_mask, key_padding_mask = masks_for(case)
     if mask is not None and not bool(mask.any(-1).all()):
-        return                                    # an empty row: torch gives NaN (tested below)
+        return  # an empty row: torch gives NaN (tested below)
     out, w = ours(xq, xs, mask=mask)
     out_avg, w_avg = ours(xq, xs, mask=mask, average_weights=True)
-    exp_out, exp_w = theirs(xq, xs, xs, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                            average_attn_weights=False)
+    exp_out, exp_w = theirs(
+        xq,
+        xs,
+        xs,
+        attn_mask=attn_mask,
+        key_padding_mask=key_padding_mask,
+        average_attn_weights=False,
+    )
     _, exp_avg = theirs(xq, xs, xs, attn_mask=attn_mask, key_padding_mask=key_padding_mask)
     assert w.shape == (case["b"], case["h"], case["m"], case["n"])
     assert torch.allclose(out, exp_out, atol=1e-5) and torch.allclose(out_avg, out)
@@ -273,13 +320,14 @@ def test_module_equals_the_numpy_helper():
     layer = MultiHeadAttention(6, 3, bias=False)
     x, z = torch.randn(2, 4, 6), torch.randn(2, 5, 6)
     W = {n: getattr(layer, n).weight.detach().numpy().T for n in ["w_q", "w_k", "w_v", "w_o"]}
-    mask = padding_mask(np.array([5, 2]), 5)                          # (b, 1, n)
-    out, w = layer(x, z, mask=torch.from_numpy(mask))                  # cross-attention
-    out_np, w_np = multi_head_attention(x.numpy(), z.numpy(), W["w_q"], W["w_k"], W["w_v"],
-                                        W["w_o"], 3, mask=mask)
+    mask = padding_mask(np.array([5, 2]), 5)  # (b, 1, n)
+    out, w = layer(x, z, mask=torch.from_numpy(mask))  # cross-attention
+    out_np, w_np = multi_head_attention(
+        x.numpy(), z.numpy(), W["w_q"], W["w_k"], W["w_v"], W["w_o"], 3, mask=mask
+    )
     assert np.allclose(out.detach().numpy(), out_np, atol=1e-6)
     assert np.allclose(w.detach().numpy(), w_np, atol=1e-6)
-    heads = layer.split_heads(layer.w_q(x))                            # (b, h, n, d_k)
+    heads = layer.split_heads(layer.w_q(x))  # (b, h, n, d_k)
     assert np.allclose(heads.detach().numpy(), split_heads(x.numpy() @ W["w_q"], 3), atol=1e-6)
     assert torch.equal(layer.merge_heads(heads), layer.w_q(x))
 
@@ -331,6 +379,7 @@ def test_parameters_and_flops_do_not_depend_on_the_number_of_heads():
 
 # --- PyTorch: the encoder layer -------------------------------------------------------
 
+
 def test_encoder_layer_is_residual_plus_layer_norm():
     torch.manual_seed(3)
     layer = EncoderLayer(8, 2, 16)
@@ -346,6 +395,7 @@ def test_encoder_layer_is_residual_plus_layer_norm():
 
 
 # --- the exercise checks ----------------------------------------------------------------
+
 
 def split_reference(X, h):
     b, n, width = X.shape
@@ -372,7 +422,7 @@ def split_by_loops_in_float64(X, h):
     b, n, width = X.shape
     out = np.zeros((b, h, n, width // h))
     for i in range(h):
-        out[:, i] = X[:, :, i * (width // h):(i + 1) * (width // h)]
+        out[:, i] = X[:, :, i * (width // h) : (i + 1) * (width // h)]
     return out
 
 
@@ -382,28 +432,46 @@ def test_check_split_heads_accepts_correct_solutions_in_float32_and_float64(fn):
     assert result.passed, result.message
 
 
-@pytest.mark.parametrize("wrong, advice", [
-    (lambda X, h: X.reshape(X.shape[0], h, X.shape[1], -1), "without the transpose"),
-    (lambda X, h: torch.from_numpy(X).view(X.shape[0], h, X.shape[1], -1).numpy(),
-     "mix tokens and heads"),
-    (lambda X, h: X.reshape(X.shape[0], X.shape[1], h, -1), "= (b, n, h, d_k)"),
-    (lambda X, h: X.reshape(X.shape[0], X.shape[1], -1, h).transpose(0, 3, 1, 2),
-     "every h-th column"),
-    (lambda X, h: split_reference(X, h).transpose(0, 1, 3, 2), "= (b, h, d_k, n)"),
-    (lambda X, h: split_reference(X, h)[..., ::-1], "the columns of each head are in reverse"),
-    (lambda X, h: np.repeat(split_reference(X, h)[..., :1], X.shape[-1] // h, axis=-1),
-     "every column of a head repeats its first column"),
-    (lambda X, h: split_reference(X, h)[:, ::-1], "entry [0, 0, 0, 0] (batch, head, token, "
-     "column) should be 0 (batch 0, token 0, head 0, column 0), you have 30 (batch 0, token 0, "
-     "head 3, column 0)"),
-    (lambda X, h: X.reshape(-1, h, X.shape[-1] // h).transpose(1, 0, 2)
-     .reshape(X.shape[0], h, X.shape[1], -1), "should be 10 (batch 0, token 0, head 1"),
-    (lambda X, h: split_reference(X, h)[:, :, :, :1], "should have shape (b, h, n, d_k)"),
-    (lambda X, h: split_reference(X, 2), "should have shape (b, h, n, d_k)"),
-    (split_by_loops_in_float64, "for float32 inputs you returned the result in float64"),
-    (lambda X, h: 1 / 0, "ZeroDivisionError"),
-    (split_in_place, "changed its input array in place"),
-])
+@pytest.mark.parametrize(
+    "wrong, advice",
+    [
+        (lambda X, h: X.reshape(X.shape[0], h, X.shape[1], -1), "without the transpose"),
+        (
+            lambda X, h: torch.from_numpy(X).view(X.shape[0], h, X.shape[1], -1).numpy(),
+            "mix tokens and heads",
+        ),
+        (lambda X, h: X.reshape(X.shape[0], X.shape[1], h, -1), "= (b, n, h, d_k)"),
+        (
+            lambda X, h: X.reshape(X.shape[0], X.shape[1], -1, h).transpose(0, 3, 1, 2),
+            "every h-th column",
+        ),
+        (lambda X, h: split_reference(X, h).transpose(0, 1, 3, 2), "= (b, h, d_k, n)"),
+        (lambda X, h: split_reference(X, h)[..., ::-1], "the columns of each head are in reverse"),
+        (
+            lambda X, h: np.repeat(split_reference(X, h)[..., :1], X.shape[-1] // h, axis=-1),
+            "every column of a head repeats its first column",
+        ),
+        (
+            lambda X, h: split_reference(X, h)[:, ::-1],
+            "entry [0, 0, 0, 0] (batch, head, token, "
+            "column) should be 0 (batch 0, token 0, head 0, column 0), you have 30 (batch 0, token 0, "
+            "head 3, column 0)",
+        ),
+        (
+            lambda X, h: (
+                X.reshape(-1, h, X.shape[-1] // h)
+                .transpose(1, 0, 2)
+                .reshape(X.shape[0], h, X.shape[1], -1)
+            ),
+            "should be 10 (batch 0, token 0, head 1",
+        ),
+        (lambda X, h: split_reference(X, h)[:, :, :, :1], "should have shape (b, h, n, d_k)"),
+        (lambda X, h: split_reference(X, 2), "should have shape (b, h, n, d_k)"),
+        (split_by_loops_in_float64, "for float32 inputs you returned the result in float64"),
+        (lambda X, h: 1 / 0, "ZeroDivisionError"),
+        (split_in_place, "changed its input array in place"),
+    ],
+)
 def test_check_split_heads_rejects_typical_mistakes(wrong, advice):
     result = check_split_heads(wrong)
     assert not result
@@ -415,29 +483,45 @@ def merge_reference(Y):
     return Y.transpose(0, 2, 1, 3).reshape(b, n, h * d_v)
 
 
-@pytest.mark.parametrize("fn", [merge_reference, merge_heads,
-                                lambda Y: np.concatenate(list(Y.transpose(1, 0, 2, 3)), axis=-1),
-                                lambda Y: torch.from_numpy(Y).transpose(1, 2).contiguous()
-                                .view(Y.shape[0], Y.shape[2], -1).numpy()])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        merge_reference,
+        merge_heads,
+        lambda Y: np.concatenate(list(Y.transpose(1, 0, 2, 3)), axis=-1),
+        lambda Y: (
+            torch.from_numpy(Y)
+            .transpose(1, 2)
+            .contiguous()
+            .view(Y.shape[0], Y.shape[2], -1)
+            .numpy()
+        ),
+    ],
+)
 def test_check_merge_heads_accepts_correct_solutions_in_float32_and_float64(fn):
     result = check_merge_heads(fn)
     assert result.passed, result.message
 
 
-@pytest.mark.parametrize("wrong, advice", [
-    (lambda Y: Y.reshape(Y.shape[0], Y.shape[2], -1), "without moving the head axis back"),
-    (lambda Y: Y.transpose(0, 2, 3, 1).reshape(Y.shape[0], Y.shape[2], -1), "interleaved"),
-    (lambda Y: merge_reference(Y[..., ::-1]), "the columns of each head are reversed"),
-    (lambda Y: merge_reference(Y[:, ::-1]), "the heads are in reverse order"),
-    (lambda Y: merge_reference(np.repeat(Y[..., :1], Y.shape[-1], axis=-1)),
-     "should be 1 (batch 0, token 0, head 0, column 1), you have 0 (batch 0, token 0, head 0, "
-     "column 0)"),
-    (lambda Y: Y.transpose(0, 2, 1, 3), "now concatenate the heads"),
-    (lambda Y: Y.reshape(Y.shape[0], -1, Y.shape[-1]), "should have shape (b, n, h*d_v)"),
-    (lambda Y: merge_reference(Y) + 0.5, "0.5, which is no entry of the input"),
-    (lambda Y: merge_reference(Y).astype(np.float64), "you returned the result in float64"),
-    (lambda Y: "not an array", "should be a NumPy array"),
-])
+@pytest.mark.parametrize(
+    "wrong, advice",
+    [
+        (lambda Y: Y.reshape(Y.shape[0], Y.shape[2], -1), "without moving the head axis back"),
+        (lambda Y: Y.transpose(0, 2, 3, 1).reshape(Y.shape[0], Y.shape[2], -1), "interleaved"),
+        (lambda Y: merge_reference(Y[..., ::-1]), "the columns of each head are reversed"),
+        (lambda Y: merge_reference(Y[:, ::-1]), "the heads are in reverse order"),
+        (
+            lambda Y: merge_reference(np.repeat(Y[..., :1], Y.shape[-1], axis=-1)),
+            "should be 1 (batch 0, token 0, head 0, column 1), you have 0 (batch 0, token 0, head 0, "
+            "column 0)",
+        ),
+        (lambda Y: Y.transpose(0, 2, 1, 3), "now concatenate the heads"),
+        (lambda Y: Y.reshape(Y.shape[0], -1, Y.shape[-1]), "should have shape (b, n, h*d_v)"),
+        (lambda Y: merge_reference(Y) + 0.5, "0.5, which is no entry of the input"),
+        (lambda Y: merge_reference(Y).astype(np.float64), "you returned the result in float64"),
+        (lambda Y: "not an array", "should be a NumPy array"),
+    ],
+)
 def test_check_merge_heads_rejects_typical_mistakes(wrong, advice):
     result = check_merge_heads(wrong)
     assert not result

@@ -4,11 +4,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-from attnkit.plots import alignment_diagram, attention_heatmap  # noqa: E402
+from attnkit.plots import alignment_diagram, attention_heatmap
 
 WEIGHTS = np.array([[0.7, 0.2, 0.1], [0.05, 0.05, 0.9]])
 
@@ -34,9 +34,13 @@ def test_heatmap_colour_scale_is_fixed_to_0_1():
 
 def test_heatmap_writes_each_weight_in_its_cell():
     ax = attention_heatmap(WEIGHTS, ["q1", "q2"], ["k1", "k2", "k3"])
-    cells = {(round(t.get_position()[1]), round(t.get_position()[0])): t.get_text() for t in ax.texts}
+    cells = {
+        (round(t.get_position()[1]), round(t.get_position()[0])): t.get_text() for t in ax.texts
+    }
     assert cells == {(r, c): f"{WEIGHTS[r, c]:.2f}" for r in range(2) for c in range(3)}
-    assert len(attention_heatmap(WEIGHTS, ["q1", "q2"], ["k1", "k2", "k3"], annotate=False).texts) == 0
+    assert (
+        len(attention_heatmap(WEIGHTS, ["q1", "q2"], ["k1", "k2", "k3"], annotate=False).texts) == 0
+    )
 
 
 def test_heatmap_single_query_is_one_row():
@@ -45,9 +49,12 @@ def test_heatmap_single_query_is_one_row():
 
 
 def test_heatmaps_fill_a_figure_grid():
-    fig, axes = plt.subplots(1, 3)
+    _fig, axes = plt.subplots(1, 3)
     for ax in axes:
-        assert attention_heatmap(WEIGHTS, ["q1", "q2"], ["k1", "k2", "k3"], ax=ax, colorbar=False) is ax
+        assert (
+            attention_heatmap(WEIGHTS, ["q1", "q2"], ["k1", "k2", "k3"], ax=ax, colorbar=False)
+            is ax
+        )
     assert all(len(ax.get_images()) == 1 for ax in axes)
 
 
@@ -70,6 +77,7 @@ def test_japanese_labels_have_a_font():
 
     family = plt.rcParams["font.family"]
     assert "IPAexGothic" in family
-    path = font_manager.findfont(font_manager.FontProperties(family="IPAexGothic"),
-                                 fallback_to_default=False)
+    path = font_manager.findfont(
+        font_manager.FontProperties(family="IPAexGothic"), fallback_to_default=False
+    )
     assert path.endswith("ipaexg.ttf")

@@ -8,7 +8,11 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnkit.core import scaled_dot_product_attention, self_attention, sinusoidal_positional_encoding
+from attnkit.core import (
+    scaled_dot_product_attention,
+    self_attention,
+    sinusoidal_positional_encoding,
+)
 from attnkit.exercises.positional_encoding import check_positional_encoding
 from attnkit.modules import SinusoidalPositionalEncoding
 
@@ -26,23 +30,26 @@ def rotation_blocks(k, d, width=None):
         theta = k / 10000 ** (2 * i / width)
         c, s = math.cos(theta), math.sin(theta)
         # row vector [sin, cos] @ [[c, -s], [s, c]] = [sin(a + theta), cos(a + theta)]
-        M[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[c, -s], [s, c]]
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, -s], [s, c]]
     return M
 
 
 # --- the NumPy encoding, entry by entry ---------------------------------------------
 
+
 def test_position_zero_is_zero_one_zero_one():
     assert PE(1, 6).tolist() == [[0.0, 1.0, 0.0, 1.0, 0.0, 1.0]]
-    assert PE(1, 5).tolist() == [[0.0, 1.0, 0.0, 1.0, 0.0]]   # odd d: a sine last
+    assert PE(1, 5).tolist() == [[0.0, 1.0, 0.0, 1.0, 0.0]]  # odd d: a sine last
 
 
 def test_d_4_written_out():
     # d = 4: the pairs have frequencies 1 / 10000^(0/4) = 1 and 1 / 10000^(2/4) = 1/100
-    expected = [[0.0, 1.0, 0.0, 1.0],
-                [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)],
-                [math.sin(2), math.cos(2), math.sin(0.02), math.cos(0.02)],
-                [math.sin(3), math.cos(3), math.sin(0.03), math.cos(0.03)]]
+    expected = [
+        [0.0, 1.0, 0.0, 1.0],
+        [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)],
+        [math.sin(2), math.cos(2), math.sin(0.02), math.cos(0.02)],
+        [math.sin(3), math.cos(3), math.sin(0.03), math.cos(0.03)],
+    ]
     got = PE(4, 4)
     assert got.shape == (4, 4) and got.dtype == np.float64
     assert np.allclose(got, expected, rtol=0, atol=1e-15)
@@ -50,12 +57,14 @@ def test_d_4_written_out():
 
 def test_d_5_written_out_ends_with_a_sine():
     # d = 5: frequencies 1, 10000^(-2/5) = 1/39.81..., 10000^(-4/5) = 1/1584.89...
-    w1, w2 = 10000 ** -0.4, 10000 ** -0.8
+    w1, w2 = 10000**-0.4, 10000**-0.8
     assert math.isclose(1 / w1, 39.810717055, rel_tol=1e-9)
     assert math.isclose(1 / w2, 1584.893192461, rel_tol=1e-9)
-    expected = [[0.0, 1.0, 0.0, 1.0, 0.0],
-                [math.sin(1), math.cos(1), math.sin(w1), math.cos(w1), math.sin(w2)],
-                [math.sin(2), math.cos(2), math.sin(2 * w1), math.cos(2 * w1), math.sin(2 * w2)]]
+    expected = [
+        [0.0, 1.0, 0.0, 1.0, 0.0],
+        [math.sin(1), math.cos(1), math.sin(w1), math.cos(w1), math.sin(w2)],
+        [math.sin(2), math.cos(2), math.sin(2 * w1), math.cos(2 * w1), math.sin(2 * w2)],
+    ]
     assert np.allclose(PE(3, 5), expected, rtol=0, atol=1e-15)
 
 
@@ -74,13 +83,13 @@ def test_bad_sizes_raise(n, d):
 def test_entries_are_bounded_and_rows_distinct():
     enc = PE(2000, 16)
     assert np.all(np.abs(enc) <= 1)
-    gaps = np.linalg.norm(enc[:, None, :] - enc[None, :, :], axis=-1)   # (2000, 2000)
-    assert gaps[~np.eye(2000, dtype=bool)].min() > 1e-3                    # no repeats
+    gaps = np.linalg.norm(enc[:, None, :] - enc[None, :, :], axis=-1)  # (2000, 2000)
+    assert gaps[~np.eye(2000, dtype=bool)].min() > 1e-3  # no repeats
 
 
 @pytest.mark.parametrize("d", [4, 8, 64])
 def test_wavelengths_are_a_geometric_progression_from_two_pi(d):
-    wavelengths = 2 * np.pi * 10000 ** (2 * np.arange(d // 2) / d)        # (d/2,)
+    wavelengths = 2 * np.pi * 10000 ** (2 * np.arange(d // 2) / d)  # (d/2,)
     assert np.isclose(wavelengths[0], 2 * np.pi)
     assert np.allclose(wavelengths[1:] / wavelengths[:-1], 10000 ** (2 / d))
     assert wavelengths[-1] < 2 * np.pi * 10000
@@ -104,28 +113,28 @@ EVEN_D = st.integers(1, 32).map(lambda h: 2 * h)
 @given(EVEN_D, st.integers(0, 300), st.integers(0, 300), st.integers(0, 300))
 def test_dot_product_depends_only_on_the_offset(d, p, q, shift):
     enc = PE(max(p, q) + shift + 1, d)
-    omega = 1 / 10000 ** (2 * np.arange(d // 2) / d)                     # (d/2,)
+    omega = 1 / 10000 ** (2 * np.arange(d // 2) / d)  # (d/2,)
     by_formula = np.cos(omega * (p - q)).sum()
     assert np.isclose(enc[p] @ enc[q], by_formula)
     assert np.isclose(enc[p + shift] @ enc[q + shift], by_formula)
-    assert np.isclose(enc[q] @ enc[p], by_formula)                        # symmetric in p - q
+    assert np.isclose(enc[q] @ enc[p], by_formula)  # symmetric in p - q
 
 
 @given(EVEN_D, st.integers(-50, 50))
 def test_a_shift_by_k_is_one_rotation_for_every_position(d, k):
     n = 120
-    enc = PE(n, d)                                                       # (n, d)
-    M = rotation_blocks(k, d)                                            # (d, d), no p in it
+    enc = PE(n, d)  # (n, d)
+    M = rotation_blocks(k, d)  # (d, d), no p in it
     lo, hi = max(0, -k), min(n, n - k)
-    assert np.allclose(enc[lo:hi] @ M, enc[lo + k:hi + k], atol=1e-9)
-    assert np.allclose(M @ M.T, np.eye(d))                               # a rotation
+    assert np.allclose(enc[lo:hi] @ M, enc[lo + k : hi + k], atol=1e-9)
+    assert np.allclose(M @ M.T, np.eye(d))  # a rotation
     assert np.allclose(rotation_blocks(k, d) @ rotation_blocks(3, d), rotation_blocks(k + 3, d))
 
 
 def test_rotation_fails_for_the_lone_sine_of_odd_d():
     enc = PE(10, 5)
     M = rotation_blocks(1, 4, width=5)
-    assert np.allclose(enc[:-1, :4] @ M, enc[1:, :4])        # the four paired columns rotate
+    assert np.allclose(enc[:-1, :4] @ M, enc[1:, :4])  # the four paired columns rotate
     # the last column sin(w p) has no cosine partner: no 1x1 factor maps it to sin(w (p + 1))
     ratios = enc[2:, 4] / enc[1:-1, 4]
     assert not np.allclose(ratios, ratios[0])
@@ -133,23 +142,24 @@ def test_rotation_fails_for_the_lone_sine_of_odd_d():
 
 # --- positional encoding breaks permutation equivariance -----------------------------
 
+
 def test_adding_positions_breaks_permutation_equivariance():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(5, 8))
     P = np.eye(5)[[3, 0, 4, 1, 2]]
     out, _ = self_attention(X)
     out_p, _ = self_attention(P @ X)
-    assert np.allclose(out_p, P @ out)                                  # no positions: equivariant
+    assert np.allclose(out_p, P @ out)  # no positions: equivariant
     E = PE(5, 8)
     out_e, w_e = self_attention(X + E)
-    out_pe, w_pe = self_attention(P @ X + E)                            # positions stay put
+    out_pe, w_pe = self_attention(P @ X + E)  # positions stay put
     assert not np.allclose(out_pe, P @ out_e)
     assert not np.allclose(w_pe, P @ w_e @ P.T)
 
 
 def test_same_words_in_another_order_give_another_set_of_outputs():
     rng = np.random.default_rng(1)
-    words = rng.normal(size=(3, 6))                       # dog, bites, man
+    words = rng.normal(size=(3, 6))  # dog, bites, man
     W_Q, W_K, W_V = rng.normal(size=(3, 6, 6))
     module = SinusoidalPositionalEncoding(6, max_len=10).double()
 
@@ -160,38 +170,39 @@ def test_same_words_in_another_order_give_another_set_of_outputs():
         return out
 
     a, b = outputs([0, 1, 2], False), outputs([2, 1, 0], False)
-    assert np.allclose(np.sort(a, axis=0), np.sort(b, axis=0))          # the same set
+    assert np.allclose(np.sort(a, axis=0), np.sort(b, axis=0))  # the same set
     a, b = outputs([0, 1, 2], True), outputs([2, 1, 0], True)
-    assert not np.allclose(a[0], b[2])                                   # "dog" has changed
+    assert not np.allclose(a[0], b[2])  # "dog" has changed
 
 
 # --- the PyTorch module -----------------------------------------------------------------
+
 
 @pytest.mark.parametrize("d", [1, 4, 5, 16])
 def test_module_buffer_equals_the_numpy_encoding(d):
     module = SinusoidalPositionalEncoding(d, max_len=300)
     assert module.pe.shape == (300, d) and module.pe.dtype == torch.float32
     assert np.allclose(module.pe.numpy(), PE(300, d), rtol=0, atol=1e-6)
-    assert np.array_equal(module.double().pe.numpy(), PE(300, d))     # the float64 table
+    assert np.array_equal(module.double().pe.numpy(), PE(300, d))  # the float64 table
 
 
 def test_module_stores_a_buffer_not_a_parameter():
     module = SinusoidalPositionalEncoding(8, max_len=20)
     assert list(module.parameters()) == []
     assert [name for name, _ in module.named_buffers()] == ["pe"]
-    assert "pe" not in module.state_dict()                   # persistent=False: recomputed
+    assert "pe" not in module.state_dict()  # persistent=False: recomputed
     assert "d_model=8, max_len=20" in repr(module)
 
 
 def test_forward_adds_the_encoding_sliced_to_the_sequence_length():
     torch.manual_seed(0)
     module = SinusoidalPositionalEncoding(6, max_len=10)
-    x = torch.randn(2, 4, 6)                                 # (batch, n, d_model)
+    x = torch.randn(2, 4, 6)  # (batch, n, d_model)
     out = module(x)
     assert out.shape == (2, 4, 6)
     assert torch.allclose(out - x, module.pe[:4].expand(2, 4, 6))
-    assert torch.allclose(out[1], module(x[1]))              # no batch axis: (n, d_model)
-    full = module(torch.zeros(10, 6))                        # exactly max_len is fine
+    assert torch.allclose(out[1], module(x[1]))  # no batch axis: (n, d_model)
+    full = module(torch.zeros(10, 6))  # exactly max_len is fine
     assert torch.equal(full, module.pe)
 
 
@@ -200,16 +211,20 @@ def test_forward_keeps_the_input_dtype(dtype):
     x = torch.zeros(3, 4, dtype=dtype)
     out = SinusoidalPositionalEncoding(4, max_len=8)(x)
     assert out.dtype == dtype
-    assert np.allclose(out.float().numpy(), PE(3, 4), atol=1e-2 if dtype == torch.bfloat16 else 1e-6)
+    assert np.allclose(
+        out.float().numpy(), PE(3, 4), atol=1e-2 if dtype == torch.bfloat16 else 1e-6
+    )
 
 
 def test_double_gives_float64_output_close_to_numpy():
-    out = SinusoidalPositionalEncoding(5, max_len=8).double()(torch.zeros(8, 5, dtype=torch.float64))
+    out = SinusoidalPositionalEncoding(5, max_len=8).double()(
+        torch.zeros(8, 5, dtype=torch.float64)
+    )
     assert out.dtype == torch.float64 and np.array_equal(out.numpy(), PE(8, 5))
 
 
 def test_buffer_moves_with_the_module():
-    module = SinusoidalPositionalEncoding(4, max_len=8).to("meta")   # a device without a GPU
+    module = SinusoidalPositionalEncoding(4, max_len=8).to("meta")  # a device without a GPU
     assert module.pe.device.type == "meta"
     assert module(torch.zeros(2, 3, 4, device="meta")).device.type == "meta"
 
@@ -224,14 +239,16 @@ def test_too_long_inputs_and_wrong_widths_raise():
         module(torch.zeros(4))
 
 
-@pytest.mark.parametrize("kwargs", [{"d_model": 0}, {"d_model": 4, "max_len": 0},
-                                    {"d_model": 4.0}, {"d_model": True}])
+@pytest.mark.parametrize(
+    "kwargs", [{"d_model": 0}, {"d_model": 4, "max_len": 0}, {"d_model": 4.0}, {"d_model": True}]
+)
 def test_module_refuses_bad_sizes(kwargs):
     with pytest.raises(ValueError, match="positive integer"):
         SinusoidalPositionalEncoding(**kwargs)
 
 
 # --- the exercise check -----------------------------------------------------------------
+
 
 def pe_reference(n, d):
     pair = np.arange(d) // 2
@@ -255,6 +272,7 @@ def pe_with(*, base=10000.0, exponent=lambda j, d: 2 * (j // 2) / d, first=0, sw
         angles = np.arange(first, first + n)[:, None] / base ** exponent(j, d)
         sine = (j % 2 == 1) if swap else (j % 2 == 0)
         return np.where(sine, np.sin(angles), np.cos(angles))
+
     return fn
 
 
@@ -270,7 +288,7 @@ def pe_article_style(n, d):
 def pe_blocks(n, d):
     freq = 10000.0 ** (-2 * np.arange((d + 1) // 2) / d)
     angles = np.arange(n)[:, None] * freq
-    return np.concatenate([np.sin(angles), np.cos(angles[:, :d // 2])], axis=1)
+    return np.concatenate([np.sin(angles), np.cos(angles[:, : d // 2])], axis=1)
 
 
 def pe_odd_last_cos(n, d):
@@ -287,23 +305,26 @@ def test_check_positional_encoding_accepts_correct_answers(fn):
     assert "even and odd d" in result.message
 
 
-@pytest.mark.parametrize("wrong, advice", [
-    (lambda n, d: pe_reference(n, d).T, "the transpose"),
-    (pe_with(swap=True), "sine and cosine are swapped"),
-    (pe_with(exponent=lambda j, d: (j // 2) / d), "exponent is i/d"),
-    (pe_with(exponent=lambda j, d: j / d), "column index j"),
-    (pe_with(base=1000.0), "base 1000 instead of 10000"),
-    (pe_with(base=math.e), "base 2.718 instead of 10000"),
-    (pe_with(first=1), "positions start at 1"),
-    (pe_blocks, "all the sines first"),
-    (pe_article_style, "ceil(d/2) sine columns"),
-    (pe_odd_last_cos, "last column is wrong"),
-    (lambda n, d: pe_reference(n, d)[:, :d - d % 2], "shape (7, 4)"),
-    (lambda n, d: pe_reference(n, max(d, 2)), "for n = 3, d = 1 you returned shape (3, 2)"),
-    (lambda n, d: pe_reference(n, d) * 2, "entry [0, 1] should be cos"),
-    (lambda n, d: np.full((n, d), np.nan), "NaN or inf"),
-    (lambda n, d: "PE", "should be a NumPy array"),
-])
+@pytest.mark.parametrize(
+    "wrong, advice",
+    [
+        (lambda n, d: pe_reference(n, d).T, "the transpose"),
+        (pe_with(swap=True), "sine and cosine are swapped"),
+        (pe_with(exponent=lambda j, d: (j // 2) / d), "exponent is i/d"),
+        (pe_with(exponent=lambda j, d: j / d), "column index j"),
+        (pe_with(base=1000.0), "base 1000 instead of 10000"),
+        (pe_with(base=math.e), "base 2.718 instead of 10000"),
+        (pe_with(first=1), "positions start at 1"),
+        (pe_blocks, "all the sines first"),
+        (pe_article_style, "ceil(d/2) sine columns"),
+        (pe_odd_last_cos, "last column is wrong"),
+        (lambda n, d: pe_reference(n, d)[:, : d - d % 2], "shape (7, 4)"),
+        (lambda n, d: pe_reference(n, max(d, 2)), "for n = 3, d = 1 you returned shape (3, 2)"),
+        (lambda n, d: pe_reference(n, d) * 2, "entry [0, 1] should be cos"),
+        (lambda n, d: np.full((n, d), np.nan), "NaN or inf"),
+        (lambda n, d: "PE", "should be a NumPy array"),
+    ],
+)
 def test_check_positional_encoding_rejects_typical_mistakes(wrong, advice):
     result = check_positional_encoding(wrong)
     assert not result.passed

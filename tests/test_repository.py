@@ -21,35 +21,43 @@ def test_lock_is_resolved_from_requirements_in():
     assert len(direct) >= 10 and len(locked) > len(direct)
     assert {name: locked.get(name) for name in direct} == direct, "run make lock"
     assert [f"{n}=={v}" for n, v in locked.items() if "+" in v] == [], "a local version label"
-    assert "attnkit" not in locked          # the book's own package is installed from the checkout
-    assert "make lock" in (ROOT / "requirements.txt").read_text()   # pip-compile's header
+    assert "attnkit" not in locked  # the book's own package is installed from the checkout
+    assert "make lock" in (ROOT / "requirements.txt").read_text()  # pip-compile's header
 
 
 def test_binder_installs_the_same_pinned_environment_with_cpu_torch():
     lines = (ROOT / "binder" / "requirements.txt").read_text().splitlines()
     entries = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
-    assert entries == ["--extra-index-url https://download.pytorch.org/whl/cpu",
-                       "-r ../requirements.txt"]
+    assert entries == [
+        "--extra-index-url https://download.pytorch.org/whl/cpu",
+        "-r ../requirements.txt",
+    ]
     assert "torch==2.13.0" in (ROOT / "requirements.txt").read_text().splitlines()
     post_build = (ROOT / "binder" / "postBuild").read_text()
-    assert "python -m pip install --no-deps --editable ." in post_build   # attnkit
+    assert "python -m pip install --no-deps --editable ." in post_build  # attnkit
     assert "jupytext-config set-default-viewer" in post_build
     assert (ROOT / "binder" / "postBuild").stat().st_mode & 0o111, "postBuild must be executable"
 
 
 def test_publish_workflow_builds_with_the_readme_command_and_deploys_the_html():
     workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "publish.yml").read_text())
-    on = workflow[True]                                  # YAML reads the key `on` as True
+    on = workflow[True]  # YAML reads the key `on` as True
     assert on["push"]["branches"] == ["main"] and "workflow_dispatch" in on
     assert workflow["permissions"] == {"contents": "write", "pages": "write", "id-token": "write"}
     build, deploy = workflow["jobs"]["build"], workflow["jobs"]["deploy"]
     steps = build["steps"]
     # the Colab links are checked against what the publish step pushes in test_launch_buttons.py
-    assert [s["run"] for s in steps if "run" in s] == ["make book",
-                                                      "python3 _ext/publish_notebooks.py _build/html"]
+    assert [s["run"] for s in steps if "run" in s] == [
+        "make book",
+        "python3 _ext/publish_notebooks.py _build/html",
+    ]
     uses = [s["uses"] for s in steps if "uses" in s]
-    assert uses == ["actions/checkout@v4", "actions/setup-python@v5", "actions/setup-node@v4",
-                    "actions/upload-pages-artifact@v3"]
+    assert uses == [
+        "actions/checkout@v4",
+        "actions/setup-python@v5",
+        "actions/setup-node@v4",
+        "actions/upload-pages-artifact@v3",
+    ]
     assert steps[-1]["with"]["path"] == "_build/html"
     assert deploy["needs"] == "build" and deploy["environment"]["name"] == "github-pages"
     assert deploy["steps"][0]["uses"] == "actions/deploy-pages@v4"

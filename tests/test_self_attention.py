@@ -6,24 +6,36 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from attnkit.core import (attention, causal_mask, combine_masks, masked_softmax, padding_mask,
-                          self_attention, softmax)
-from attnkit.exercises.self_attention import (check_causal_mask, check_masked_self_attention,
-                                             check_padding_mask)
+from attnkit.core import (
+    attention,
+    causal_mask,
+    combine_masks,
+    masked_softmax,
+    padding_mask,
+    self_attention,
+    softmax,
+)
+from attnkit.exercises.self_attention import (
+    check_causal_mask,
+    check_masked_self_attention,
+    check_padding_mask,
+)
 
 
 def token_matrices(min_n=1, max_n=6, d=3):
     """(n, d) matrices of moderate entries: n tokens of width d."""
     return st.integers(min_n, max_n).flatmap(
-        lambda n: hnp.arrays(np.float64, (n, d), elements=st.floats(-3, 3, allow_nan=False)))
+        lambda n: hnp.arrays(np.float64, (n, d), elements=st.floats(-3, 3, allow_nan=False))
+    )
 
 
 # --- masks --------------------------------------------------------------------
 
+
 def test_causal_mask_allows_the_past_and_the_token_itself():
-    assert np.array_equal(causal_mask(3), [[True, False, False],
-                                           [True, True, False],
-                                           [True, True, True]])
+    assert np.array_equal(
+        causal_mask(3), [[True, False, False], [True, True, False], [True, True, True]]
+    )
     assert causal_mask(1).tolist() == [[True]]
     assert causal_mask(4).dtype == np.bool_
 
@@ -40,10 +52,15 @@ def test_padding_mask_hides_padded_keys_from_every_query():
     assert mask[:, 0].tolist() == [[True, True, False, False], [True, True, True, True]]
 
 
-@pytest.mark.parametrize("lengths, match", [
-    ([0, 2], "between 1 and n"), ([5], "between 1 and n"),
-    ([[1, 2]], "1-D array of integers"), ([1.5], "1-D array of integers"),
-])
+@pytest.mark.parametrize(
+    "lengths, match",
+    [
+        ([0, 2], "between 1 and n"),
+        ([5], "between 1 and n"),
+        ([[1, 2]], "1-D array of integers"),
+        ([1.5], "1-D array of integers"),
+    ],
+)
 def test_padding_mask_refuses_bad_lengths(lengths, match):
     with pytest.raises(ValueError, match=match):
         padding_mask(lengths, 4)
@@ -64,13 +81,14 @@ def test_combine_masks_names_shapes_that_do_not_broadcast():
 
 
 def test_masks_must_be_boolean():
-    with pytest.raises(TypeError, match="boolean.*True = may attend.*mask == 1"):
+    with pytest.raises(TypeError, match=r"boolean.*True = may attend.*mask == 1"):
         combine_masks(np.tril(np.ones((3, 3))))
     with pytest.raises(TypeError, match="additive mask"):
         masked_softmax(np.zeros((2, 2)), np.zeros((2, 2)))
 
 
 # --- masked softmax ------------------------------------------------------------
+
 
 def test_masked_softmax_without_mask_is_softmax():
     x = np.array([[1.0, 2.0, 0.0], [3.0, -1.0, 0.5]])
@@ -88,7 +106,7 @@ def test_masked_keys_get_exactly_zero_and_the_rest_is_renormalised():
 
 def test_a_mask_row_broadcasts_over_the_queries():
     x = np.arange(6.0).reshape(2, 3)
-    w = masked_softmax(x, np.array([True, True, False]))   # (3,) -> (2, 3)
+    w = masked_softmax(x, np.array([True, True, False]))  # (3,) -> (2, 3)
     assert np.all(w[:, 2] == 0) and np.allclose(w.sum(axis=1), 1)
 
 
@@ -99,7 +117,7 @@ def test_an_all_masked_row_raises_and_names_it():
 
 
 def test_an_all_masked_row_in_a_batch_is_named_by_batch_and_row():
-    mask = combine_masks(causal_mask(3), np.array([False, True, True]))   # row 0 sees nothing
+    mask = combine_masks(causal_mask(3), np.array([False, True, True]))  # row 0 sees nothing
     with pytest.raises(ValueError, match=r"\[0\]"):
         masked_softmax(np.zeros((3, 3)), mask)
     batch = np.ones((2, 3, 3), dtype=bool)
@@ -144,23 +162,24 @@ def test_huge_scores_with_a_mask_stay_finite():
 
 # --- self-attention ------------------------------------------------------------
 
+
 def test_self_attention_is_softmax_of_x_x_transpose_times_x():
     X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     S = X @ X.T
     A = np.exp(S) / np.exp(S).sum(axis=1, keepdims=True)
     out, w = self_attention(X)
     assert np.allclose(w, A) and np.allclose(out, A @ X)
-    assert np.allclose(out, attention(X, X)[0])             # chapter 1 with one source
+    assert np.allclose(out, attention(X, X)[0])  # chapter 1 with one source
     assert np.allclose(self_attention(X, scale=0.5)[1], softmax(S * 0.5))
 
 
 def test_self_attention_on_a_padded_batch():
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(2, 4, 3))                          # 2 sequences, n = 4, d = 3
-    mask = padding_mask([2, 4], 4)                          # (2, 1, 4)
+    X = rng.normal(size=(2, 4, 3))  # 2 sequences, n = 4, d = 3
+    mask = padding_mask([2, 4], 4)  # (2, 1, 4)
     out, w = self_attention(X, mask=mask)
     assert out.shape == (2, 4, 3) and w.shape == (2, 4, 4)
-    assert np.all(w[0, :, 2:] == 0)                          # padded keys get no weight
+    assert np.all(w[0, :, 2:] == 0)  # padded keys get no weight
     # the real tokens of sequence 0 are unaffected by what the padding holds
     X2 = X.copy()
     X2[0, 2:] = 99.0
@@ -177,29 +196,29 @@ def test_self_attention_refuses_vectors():
 def test_permutation_equivariance_without_positions(X, random):
     perm = list(range(len(X)))
     random.shuffle(perm)
-    P = np.eye(len(X))[perm]                                 # (n, n) permutation matrix
+    P = np.eye(len(X))[perm]  # (n, n) permutation matrix
     out, w = self_attention(X)
     out_p, w_p = self_attention(P @ X)
-    assert np.allclose(out_p, P @ out)                       # SA(PX) = P SA(X)
-    assert np.allclose(w_p, P @ w @ P.T)                     # rows and columns move together
+    assert np.allclose(out_p, P @ out)  # SA(PX) = P SA(X)
+    assert np.allclose(w_p, P @ w @ P.T)  # rows and columns move together
 
 
 @given(token_matrices(min_n=2), st.randoms(use_true_random=False), st.data())
 def test_permutation_equivariance_with_a_permuted_mask(X, random, data):
     n = len(X)
     mask = data.draw(hnp.arrays(np.bool_, (n, n)))
-    mask[np.arange(n), np.arange(n)] = True                  # every row keeps itself
+    mask[np.arange(n), np.arange(n)] = True  # every row keeps itself
     perm = list(range(n))
     random.shuffle(perm)
     P = np.eye(n)[perm]
     out, _ = self_attention(X, mask=mask)
-    out_p, _ = self_attention(P @ X, mask=mask[np.ix_(perm, perm)])   # P M P^T
+    out_p, _ = self_attention(P @ X, mask=mask[np.ix_(perm, perm)])  # P M P^T
     assert np.allclose(out_p, P @ out)
 
 
 def test_positions_break_permutation_equivariance():
     X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
-    E = np.array([[0.5, 0.0], [0.0, 0.0], [0.0, -0.5]])     # one vector per position
+    E = np.array([[0.5, 0.0], [0.0, 0.0], [0.0, -0.5]])  # one vector per position
     P = np.eye(3)[[2, 0, 1]]
     with_pos, _ = self_attention(P @ X + E)
     assert not np.allclose(with_pos, P @ self_attention(X + E)[0])
@@ -217,7 +236,7 @@ def test_no_weight_on_masked_keys(X, data):
     # query i's output ignores the keys hidden from it: changing them changes nothing
     for i in range(n):
         hidden = ~mask[i]
-        hidden[i] = False                                    # row i is also query i itself
+        hidden[i] = False  # row i is also query i itself
         changed = X.copy()
         changed[hidden] = 7.0
         assert np.allclose(self_attention(changed, mask=mask)[0][i], out[i])
@@ -226,52 +245,62 @@ def test_no_weight_on_masked_keys(X, data):
 @given(token_matrices(min_n=2), st.data())
 def test_no_leakage_past_a_causal_mask(X, data):
     n = len(X)
-    t = data.draw(st.integers(1, n - 1))                    # tokens t.. are the "future"
-    new_future = data.draw(hnp.arrays(np.float64, (n - t, X.shape[1]),
-                                      elements=st.floats(-3, 3, allow_nan=False)))
+    t = data.draw(st.integers(1, n - 1))  # tokens t.. are the "future"
+    new_future = data.draw(
+        hnp.arrays(np.float64, (n - t, X.shape[1]), elements=st.floats(-3, 3, allow_nan=False))
+    )
     changed = X.copy()
     changed[t:] = new_future
     mask = causal_mask(n)
     out, _ = self_attention(X, mask=mask)
     out_changed, _ = self_attention(changed, mask=mask)
-    assert np.array_equal(out[:t], out_changed[:t])         # earlier outputs: bit for bit
+    assert np.array_equal(out[:t], out_changed[:t])  # earlier outputs: bit for bit
 
 
 def test_a_causal_mask_breaks_permutation_equivariance():
     X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     P = np.eye(3)[[2, 0, 1]]
     mask = causal_mask(3)
-    assert not np.allclose(self_attention(P @ X, mask=mask)[0],
-                           P @ self_attention(X, mask=mask)[0])
+    assert not np.allclose(self_attention(P @ X, mask=mask)[0], P @ self_attention(X, mask=mask)[0])
 
 
 # --- exercise checks ------------------------------------------------------------
+
 
 def causal_reference(n):
     return np.tril(np.ones((n, n), dtype=bool))
 
 
-@pytest.mark.parametrize("fn", [causal_reference, causal_mask,
-                                lambda n: np.arange(n)[None, :] <= np.arange(n)[:, None],
-                                lambda n: np.tri(n, dtype=bool)])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        causal_reference,
+        causal_mask,
+        lambda n: np.arange(n)[None, :] <= np.arange(n)[:, None],
+        lambda n: np.tri(n, dtype=bool),
+    ],
+)
 def test_check_causal_mask_accepts_correct_answers(fn):
     result = check_causal_mask(fn)
     assert result.passed, result.message
 
 
-@pytest.mark.parametrize("wrong, advice", [
-    (lambda n: np.triu(np.ones((n, n), dtype=bool)), "use np.tril, not np.triu"),
-    (lambda n: np.triu(np.ones((n, n), dtype=bool), k=1), "flip the mask"),
-    (lambda n: np.tril(np.ones((n, n), dtype=bool), k=-1), "the diagonal is False"),
-    (lambda n: np.tril(np.ones((n, n), dtype=bool), k=1), "also allows key i + 1"),
-    (lambda n: np.tril(np.ones((n, n))), "return booleans"),
-    (lambda n: np.tri(n), "return booleans"),
-    (lambda n: np.ones((n, n), dtype=bool), "every key is allowed"),
-    (lambda n: np.tril(np.ones((n, n + 1), dtype=bool)), "shape (4, 4)"),
-    (lambda n: np.tril(np.ones((4, 4), dtype=bool)), "for n = 1 you returned shape (4, 4)"),
-    (lambda n: np.eye(n, dtype=bool), "entry [1, 0] should be True"),
-    (lambda n: 1 / 0, "raised ZeroDivisionError"),
-])
+@pytest.mark.parametrize(
+    "wrong, advice",
+    [
+        (lambda n: np.triu(np.ones((n, n), dtype=bool)), "use np.tril, not np.triu"),
+        (lambda n: np.triu(np.ones((n, n), dtype=bool), k=1), "flip the mask"),
+        (lambda n: np.tril(np.ones((n, n), dtype=bool), k=-1), "the diagonal is False"),
+        (lambda n: np.tril(np.ones((n, n), dtype=bool), k=1), "also allows key i + 1"),
+        (lambda n: np.tril(np.ones((n, n))), "return booleans"),
+        (lambda n: np.tri(n), "return booleans"),
+        (lambda n: np.ones((n, n), dtype=bool), "every key is allowed"),
+        (lambda n: np.tril(np.ones((n, n + 1), dtype=bool)), "shape (4, 4)"),
+        (lambda n: np.tril(np.ones((4, 4), dtype=bool)), "for n = 1 you returned shape (4, 4)"),
+        (lambda n: np.eye(n, dtype=bool), "entry [1, 0] should be True"),
+        (lambda n: 1 / 0, "raised ZeroDivisionError"),
+    ],
+)
 def test_check_causal_mask_rejects_typical_mistakes(wrong, advice):
     result = check_causal_mask(wrong)
     assert not result
@@ -284,7 +313,7 @@ def softmax_allowing_minus_inf(x):
 
 
 def masked_self_attention_reference(X, mask):
-    scores = np.where(mask, X @ X.T, -np.inf)                 # (n, n)
+    scores = np.where(mask, X @ X.T, -np.inf)  # (n, n)
     weights = softmax_allowing_minus_inf(scores)
     return weights @ X, weights
 
@@ -319,41 +348,71 @@ def _weights_then(fn):
     return lambda X, mask: (fn(X, mask) @ X, fn(X, mask))
 
 
-@pytest.mark.parametrize("fn", [masked_self_attention_reference,
-                                masked_with_a_large_negative_number,
-                                masked_by_multiplying_allowed_maximum])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        masked_self_attention_reference,
+        masked_with_a_large_negative_number,
+        masked_by_multiplying_allowed_maximum,
+    ],
+)
 def test_check_masked_self_attention_accepts_correct_answers_in_float32_and_float64(fn):
     result = check_masked_self_attention(fn)
     assert result.passed, result.message
 
 
-@pytest.mark.parametrize("wrong, advice", [
-    (_weights_then(lambda X, m: softmax(X @ X.T)), "ignore the mask"),
-    (_weights_then(lambda X, m: softmax(X @ X.T) * m), "without renormalising"),
-    (_weights_then(lambda X, m: softmax(np.where(m, X @ X.T, 0.0))), "exp(0) = 1"),
-    (_weights_then(lambda X, m: softmax_allowing_minus_inf(np.where(~m, X @ X.T, -np.inf))),
-     "True means"),
-    (_weights_then(lambda X, m: softmax(np.where(m, X @ X.T, -np.inf))),
-     "refuses -inf scores on purpose"),
-    (_weights_then(lambda X, m: masked_softmax(X @ X.T / np.sqrt(X.shape[1]), m)), "sqrt(d)"),
-    (_weights_then(lambda X, m: masked_softmax(X @ X.T, m).T), "transposed"),
-    (_weights_then(lambda X, m: softmax_allowing_minus_inf(np.where(m.T, X @ X.T, -np.inf))),
-     "mask[i, j], not mask[j, i]"),
-    (_weights_then(lambda X, m: softmax_allowing_minus_inf(np.where(m, X @ X.T, -np.inf).T).T),
-     "normalise each row"),
-    (lambda X, m: (masked_softmax(X @ X.T, m).T @ X, masked_softmax(X @ X.T, m)),
-     "the output is not weights @ X"),
-    (lambda X, m: (masked_softmax(X @ X.T, m)[:, :, None] * X, masked_softmax(X @ X.T, m)),
-     "output has shape (4, 4, 3)"),
-    (lambda X, m: masked_softmax(X @ X.T, m), "return a pair"),
-    (_weights_then(lambda X, m: np.exp(np.where(m, X @ X.T, -np.inf))
-                   / np.exp(np.where(m, X @ X.T, -np.inf)).sum(axis=-1, keepdims=True)),
-     "np.exp(1000) overflows"),
-    (masked_by_multiplying_overall_maximum, "largest score the row may attend to"),
-    (lambda X, m: masked_self_attention_reference(X.astype(float), m),
-     "for float32 inputs you returned the weights in float64"),
-    (masked_in_place, "changed its input array in place"),
-])
+@pytest.mark.parametrize(
+    "wrong, advice",
+    [
+        (_weights_then(lambda X, m: softmax(X @ X.T)), "ignore the mask"),
+        (_weights_then(lambda X, m: softmax(X @ X.T) * m), "without renormalising"),
+        (_weights_then(lambda X, m: softmax(np.where(m, X @ X.T, 0.0))), "exp(0) = 1"),
+        (
+            _weights_then(lambda X, m: softmax_allowing_minus_inf(np.where(~m, X @ X.T, -np.inf))),
+            "True means",
+        ),
+        (
+            _weights_then(lambda X, m: softmax(np.where(m, X @ X.T, -np.inf))),
+            "refuses -inf scores on purpose",
+        ),
+        (_weights_then(lambda X, m: masked_softmax(X @ X.T / np.sqrt(X.shape[1]), m)), "sqrt(d)"),
+        (_weights_then(lambda X, m: masked_softmax(X @ X.T, m).T), "transposed"),
+        (
+            _weights_then(lambda X, m: softmax_allowing_minus_inf(np.where(m.T, X @ X.T, -np.inf))),
+            "mask[i, j], not mask[j, i]",
+        ),
+        (
+            _weights_then(
+                lambda X, m: softmax_allowing_minus_inf(np.where(m, X @ X.T, -np.inf).T).T
+            ),
+            "normalise each row",
+        ),
+        (
+            lambda X, m: (masked_softmax(X @ X.T, m).T @ X, masked_softmax(X @ X.T, m)),
+            "the output is not weights @ X",
+        ),
+        (
+            lambda X, m: (masked_softmax(X @ X.T, m)[:, :, None] * X, masked_softmax(X @ X.T, m)),
+            "output has shape (4, 4, 3)",
+        ),
+        (lambda X, m: masked_softmax(X @ X.T, m), "return a pair"),
+        (
+            _weights_then(
+                lambda X, m: (
+                    np.exp(np.where(m, X @ X.T, -np.inf))
+                    / np.exp(np.where(m, X @ X.T, -np.inf)).sum(axis=-1, keepdims=True)
+                )
+            ),
+            "np.exp(1000) overflows",
+        ),
+        (masked_by_multiplying_overall_maximum, "largest score the row may attend to"),
+        (
+            lambda X, m: masked_self_attention_reference(X.astype(float), m),
+            "for float32 inputs you returned the weights in float64",
+        ),
+        (masked_in_place, "changed its input array in place"),
+    ],
+)
 def test_check_masked_self_attention_rejects_typical_mistakes(wrong, advice):
     with np.errstate(all="ignore"):
         result = check_masked_self_attention(wrong)
@@ -372,7 +431,7 @@ def padding_mask_by_loops(lengths, n, left=False):
     mask = np.zeros((len(lengths), 1, n), dtype=bool)
     for s, length in enumerate(lengths):
         if left:
-            mask[s, 0, n - length:] = True
+            mask[s, 0, n - length :] = True
         else:
             mask[s, 0, :length] = True
     return mask
@@ -387,8 +446,9 @@ def right_padded(lengths, n, left=False):
     return (np.arange(n) < lengths[:, None])[:, None, :]
 
 
-@pytest.mark.parametrize("fn", [padding_mask_reference, padding_mask_by_loops,
-                                padding_mask_by_flipping])
+@pytest.mark.parametrize(
+    "fn", [padding_mask_reference, padding_mask_by_loops, padding_mask_by_flipping]
+)
 def test_check_padding_mask_accepts_correct_answers(fn):
     result = check_padding_mask(fn)
     assert result.passed, result.message
@@ -399,26 +459,49 @@ def test_check_padding_mask_agrees_with_the_helper_on_right_padding():
     assert np.array_equal(padding_mask_reference(lengths, 5), padding_mask(lengths, 5))
 
 
-@pytest.mark.parametrize("wrong, advice", [
-    (lambda lengths, n, left=False: right_padded(lengths, n)[:, 0], "= (b, n). Add a middle axis"),
-    (lambda lengths, n, left=False: right_padded(lengths, n).transpose(0, 2, 1),
-     "which hides query rows"),
-    (lambda lengths, n, left=False: right_padded(lengths, n).transpose(0, 2, 1)
-     & right_padded(lengths, n), "you hid the padded queries (rows) as well"),
-    (lambda lengths, n, left=False: np.broadcast_to(right_padded(lengths, n),
-                                                    (len(lengths), n, n)),
-     "should have shape (b, 1, n) = (3, 1, 5)"),
-    (lambda lengths, n, left=False: ~right_padded(lengths, n), "flip it"),
-    (lambda lengths, n, left=False: right_padded(lengths, n).astype(int), "return booleans"),
-    (lambda lengths, n, left=False: (np.arange(n) <= lengths[:, None])[:, None, :],
-     "j < lengths[s], not j <= lengths[s]"),
-    (right_padded, "with left=True the padding comes first"),
-    (lambda lengths, n, left=False: (np.arange(n) >= lengths[:, None])[:, None, :] if left
-     else right_padded(lengths, n), "j >= n - lengths[s]"),
-    (lambda lengths, n: right_padded(lengths, n), "raised TypeError"),
-    (lambda lengths, n, left=False: padding_mask_reference(lengths[::-1].copy(), n, left),
-     "entry [0, 0, 1] should be True"),
-])
+@pytest.mark.parametrize(
+    "wrong, advice",
+    [
+        (
+            lambda lengths, n, left=False: right_padded(lengths, n)[:, 0],
+            "= (b, n). Add a middle axis",
+        ),
+        (
+            lambda lengths, n, left=False: right_padded(lengths, n).transpose(0, 2, 1),
+            "which hides query rows",
+        ),
+        (
+            lambda lengths, n, left=False: (
+                right_padded(lengths, n).transpose(0, 2, 1) & right_padded(lengths, n)
+            ),
+            "you hid the padded queries (rows) as well",
+        ),
+        (
+            lambda lengths, n, left=False: np.broadcast_to(
+                right_padded(lengths, n), (len(lengths), n, n)
+            ),
+            "should have shape (b, 1, n) = (3, 1, 5)",
+        ),
+        (lambda lengths, n, left=False: ~right_padded(lengths, n), "flip it"),
+        (lambda lengths, n, left=False: right_padded(lengths, n).astype(int), "return booleans"),
+        (
+            lambda lengths, n, left=False: (np.arange(n) <= lengths[:, None])[:, None, :],
+            "j < lengths[s], not j <= lengths[s]",
+        ),
+        (right_padded, "with left=True the padding comes first"),
+        (
+            lambda lengths, n, left=False: (
+                (np.arange(n) >= lengths[:, None])[:, None, :] if left else right_padded(lengths, n)
+            ),
+            "j >= n - lengths[s]",
+        ),
+        (lambda lengths, n: right_padded(lengths, n), "raised TypeError"),
+        (
+            lambda lengths, n, left=False: padding_mask_reference(lengths[::-1].copy(), n, left),
+            "entry [0, 0, 1] should be True",
+        ),
+    ],
+)
 def test_check_padding_mask_rejects_typical_mistakes(wrong, advice):
     result = check_padding_mask(wrong)
     assert not result

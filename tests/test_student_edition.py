@@ -12,7 +12,7 @@ from tests.support.book import chapter_files, page, toc_files
 
 pytestmark = pytest.mark.build
 
-SHINGLE = 8   # a run of this many words from a solution, found nowhere else in the book, is a leak
+SHINGLE = 8  # a run of this many words from a solution, found nowhere else in the book, is a leak
 ERRATA = "appendix/errata"
 
 
@@ -23,7 +23,7 @@ def words(text):
 def shingles(text):
     """Runs of SHINGLE words, of which at least half are words (not numbers: arrays repeat)."""
     tokens = words(text)
-    runs = (tokens[i:i + SHINGLE] for i in range(len(tokens) - SHINGLE + 1))
+    runs = (tokens[i : i + SHINGLE] for i in range(len(tokens) - SHINGLE + 1))
     return {" ".join(run) for run in runs if sum(not t.isdigit() for t in run) * 2 >= SHINGLE}
 
 
@@ -31,8 +31,18 @@ def strings(value):
     """Every string in a JSON value, keys included."""
     if isinstance(value, str):
         return [value]
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
-    return [s for key, item in items for s in (strings(key) if isinstance(key, str) else []) + strings(item)]
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else []
+    )
+    return [
+        s
+        for key, item in items
+        for s in (strings(key) if isinstance(key, str) else []) + strings(item)
+    ]
 
 
 def visible_text(html):
@@ -43,13 +53,19 @@ def visible_text(html):
 def answer_blocks(html, name):
     """The HTML of every answer in a page of the normal edition: sphinx-exercise's solutions,
     the "Answers to" dropdowns, and the errata's entries (they answer spot-the-error exercises)."""
-    starts = [m.start() for m in re.finditer(
-        r'<div class="solution[ "]|<div class="[^"]*dropdown[^"]*">\s*<p class="admonition-title">Answers to',
-        html)]
+    starts = [
+        m.start()
+        for m in re.finditer(
+            r'<div class="solution[ "]|<div class="[^"]*dropdown[^"]*">\s*<p class="admonition-title">Answers to',
+            html,
+        )
+    ]
     if name == ERRATA:
-        starts += [m.start() for m in re.finditer(r'<section id="(?!errata"|summary")[\w-]+">', html)]
+        starts += [
+            m.start() for m in re.finditer(r'<section id="(?!errata"|summary")[\w-]+">', html)
+        ]
     blocks = []
-    for start in starts:   # each block runs to its closing tag: count nested tags of its kind
+    for start in starts:  # each block runs to its closing tag: count nested tags of its kind
         tag = re.match(r"<(\w+)", html[start:]).group(1)
         depth, position = 0, start
         for match in re.finditer(rf"<(/?){tag}\b[^>]*>", html[start:]):
@@ -88,7 +104,7 @@ def served_texts(path):
     if path.suffix == ".ipynb":
         return [cell.source for cell in nbformat.reads(text, as_version=4).cells]
     if path.name == "searchindex.js":
-        return strings(json.loads(text[text.index("(") + 1:text.rindex(")")]))
+        return strings(json.loads(text[text.index("(") + 1 : text.rindex(")")]))
     if path.suffix == ".html":
         return [visible_text(text), text]
     return [text]
@@ -112,7 +128,9 @@ def test_student_edition_has_every_exercise_and_check(built_book, built_student_
     teacher = page(built_book[0], chapter)
     student = page(built_student_edition, chapter)
     assert teacher.count('class="exercise admonition"') >= 4
-    assert student.count('class="exercise admonition"') == teacher.count('class="exercise admonition"')
+    assert student.count('class="exercise admonition"') == teacher.count(
+        'class="exercise admonition"'
+    )
     assert 'class="solution' in teacher and 'class="solution' not in student
     assert "Answers to" not in student
     # the downloadable notebook is the one to hand out: exercises and their checks, no solution
@@ -129,5 +147,7 @@ def test_student_edition_holds_back_the_errata_and_has_no_launch_buttons(built_s
     assert "withheld in the student edition" in errata
     assert 'id="errata-wo-shape"' not in errata
     for name in toc_files():
-        assert not re.search(r"mybinder\.org/v2/|colab\.research\.google\.com/github/",
-                             page(built_student_edition, name)), name
+        assert not re.search(
+            r"mybinder\.org/v2/|colab\.research\.google\.com/github/",
+            page(built_student_edition, name),
+        ), name

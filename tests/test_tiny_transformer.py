@@ -4,8 +4,16 @@ import pytest
 import torch
 
 from attnkit.exercises.tiny_transformer import check_diagonal_mass
-from attnkit.reversal import (TinyTransformer, accuracy, anti_diagonal_mass, batch, progress_bar,
-                              reversal_batch, reverse, train)
+from attnkit.reversal import (
+    TinyTransformer,
+    accuracy,
+    anti_diagonal_mass,
+    batch,
+    progress_bar,
+    reversal_batch,
+    reverse,
+    train,
+)
 
 LENGTH, VOCAB = 8, 10
 
@@ -51,10 +59,10 @@ def test_a_head_learns_the_anti_diagonal(trained):
     model, untrained, _ = trained
     x, _ = held_out(500)
     with torch.no_grad():
-        after = torch.stack([anti_diagonal_mass(w) for w in model(x)[1]])        # (layers, h)
+        after = torch.stack([anti_diagonal_mass(w) for w in model(x)[1]])  # (layers, h)
         before = torch.stack([anti_diagonal_mass(w) for w in untrained(x)[1]])
-    assert after.max() > 0.5                 # most of that head's weight is on the mirror key
-    assert before.max() < 0.3                # no head attends there before training
+    assert after.max() > 0.5  # most of that head's weight is on the mirror key
+    assert before.max() < 0.3  # no head attends there before training
 
 
 def test_without_positional_encoding_the_model_is_equivariant_and_fails():
@@ -73,9 +81,9 @@ def test_attention_weights_are_the_books_formula_without_biases():
     model = TinyTransformer(VOCAB, LENGTH)
     x, _ = held_out(3)
     layer = model.layers[0].self_attn
-    X = model.inputs(x)                                               # (3, 8, 64)
+    X = model.inputs(x)  # (3, 8, 64)
     with torch.no_grad():
-        w = model(x)[1][0]                                            # (3, h, 8, 8)
+        w = model(x)[1][0]  # (3, h, 8, 8)
         for i in range(layer.h):
             cols = slice(i * layer.d_k, (i + 1) * layer.d_k)
             Q, K = X @ layer.w_q.weight.T[:, cols], X @ layer.w_k.weight.T[:, cols]
@@ -85,9 +93,11 @@ def test_attention_weights_are_the_books_formula_without_biases():
 
 def test_anti_diagonal_mass_and_progress_bar():
     n = 4
-    perfect = torch.eye(n).flip(-1).expand(2, 3, n, n)                 # (b, h, n, n)
+    perfect = torch.eye(n).flip(-1).expand(2, 3, n, n)  # (b, h, n, n)
     assert torch.allclose(anti_diagonal_mass(perfect), torch.ones(3))
-    assert torch.allclose(anti_diagonal_mass(torch.full((1, 2, n, n), 1 / n)), torch.full((2,), 1 / n))
+    assert torch.allclose(
+        anti_diagonal_mass(torch.full((1, 2, n, n), 1 / n)), torch.full((2,), 1 / n)
+    )
     assert progress_bar(0.5, width=10) == "[#####.....]  50%"
 
 
@@ -103,24 +113,45 @@ def test_check_diagonal_mass_accepts_correct_answers():
     assert check_diagonal_mass(by_diagonal).passed
 
 
-@pytest.mark.parametrize("wrong, advice", [
-    (lambda w, k: diagonal_mass_reference(w, k).mean(), "averaged over the heads too"),
-    (lambda w, k: diagonal_mass_reference(w, -k), "key i - offset"),
-    (lambda w, k: torch.diagonal(w, k, dim1=-2, dim2=-1).mean(0).sum(-1), "summed over the queries"),
-    (lambda w, k: w[..., torch.arange(w.shape[-1]), torch.arange(w.shape[-1]) + k].mean((0, -1)),
-     "wraps around"),
-    (lambda w, k: torch.roll(w, -k, dims=-1).diagonal(dim1=-2, dim2=-1).mean((0, -1)),
-     "wraps around"),
-    (lambda w, k: w[..., 0, :].mean((0, -1)), "should be"),
-    (lambda w, k: w[..., torch.arange(2), torch.arange(2) + k + 10].mean((0, -1)),
-     "raised IndexError"),
-    (lambda w, k: torch.diagonal(w, k, dim1=-2, dim2=-1).sum(-1).mean(0) / w.shape[-1],
-     "you divided by all n = 5 queries; only the 4 queries"),
-    (lambda w, k: diagonal_mass_reference(w, k).float(), "dtype torch.float64, and offset 1 "
-     "you returned dtype torch.float32"),
-    (lambda w, k: diagonal_mass_reference(w, k).numpy(), "return a torch tensor"),
-    (lambda w, k: diagonal_mass_reference(w.mul_(2), k) / 2, "changed its input array in place"),
-])
+@pytest.mark.parametrize(
+    "wrong, advice",
+    [
+        (lambda w, k: diagonal_mass_reference(w, k).mean(), "averaged over the heads too"),
+        (lambda w, k: diagonal_mass_reference(w, -k), "key i - offset"),
+        (
+            lambda w, k: torch.diagonal(w, k, dim1=-2, dim2=-1).mean(0).sum(-1),
+            "summed over the queries",
+        ),
+        (
+            lambda w, k: w[..., torch.arange(w.shape[-1]), torch.arange(w.shape[-1]) + k].mean(
+                (0, -1)
+            ),
+            "wraps around",
+        ),
+        (
+            lambda w, k: torch.roll(w, -k, dims=-1).diagonal(dim1=-2, dim2=-1).mean((0, -1)),
+            "wraps around",
+        ),
+        (lambda w, k: w[..., 0, :].mean((0, -1)), "should be"),
+        (
+            lambda w, k: w[..., torch.arange(2), torch.arange(2) + k + 10].mean((0, -1)),
+            "raised IndexError",
+        ),
+        (
+            lambda w, k: torch.diagonal(w, k, dim1=-2, dim2=-1).sum(-1).mean(0) / w.shape[-1],
+            "you divided by all n = 5 queries; only the 4 queries",
+        ),
+        (
+            lambda w, k: diagonal_mass_reference(w, k).float(),
+            "dtype torch.float64, and offset 1 you returned dtype torch.float32",
+        ),
+        (lambda w, k: diagonal_mass_reference(w, k).numpy(), "return a torch tensor"),
+        (
+            lambda w, k: diagonal_mass_reference(w.mul_(2), k) / 2,
+            "changed its input array in place",
+        ),
+    ],
+)
 def test_check_diagonal_mass_rejects_typical_mistakes(wrong, advice):
     result = check_diagonal_mass(wrong)
     assert not result

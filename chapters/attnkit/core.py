@@ -13,9 +13,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from .rules import (apply_all_masked_policy, broadcast_batch, check_all_masked, check_floats,
-                    check_head_mask, check_heads_divide, check_mask_dtype, check_mask_fits,
-                    check_qkv_shapes, check_tokens, positive_finite, positive_int)
+from .rules import (
+    apply_all_masked_policy,
+    broadcast_batch,
+    check_all_masked,
+    check_floats,
+    check_head_mask,
+    check_heads_divide,
+    check_mask_dtype,
+    check_mask_fits,
+    check_qkv_shapes,
+    check_tokens,
+    positive_finite,
+    positive_int,
+)
 
 __all__ = ["as_float_array", "softmax", "softmax_matrix_form", "attention"]
 
@@ -26,8 +37,13 @@ def as_float_array(x, name: str) -> np.ndarray:
     if arr.dtype.kind in "biu":
         arr = arr.astype(np.float64)
     is_float = arr.dtype in (np.float32, np.float64)
-    check_floats(name, arr.shape, arr.dtype, is_float=is_float,
-                 finite=is_float and bool(np.all(np.isfinite(arr))))
+    check_floats(
+        name,
+        arr.shape,
+        arr.dtype,
+        is_float=is_float,
+        finite=is_float and bool(np.all(np.isfinite(arr))),
+    )
     return arr
 
 
@@ -51,7 +67,7 @@ def softmax(logits, axis: int = -1) -> np.ndarray:
     """
     x = as_float_array(logits, "logits")
     axis = _check_axis(x, axis, "logits")
-    e = np.moveaxis(x, axis, -1).copy()   # the softmax axis last, in a fresh array
+    e = np.moveaxis(x, axis, -1).copy()  # the softmax axis last, in a fresh array
     return np.moveaxis(_softmax_in_place(e), -1, axis)
 
 
@@ -66,14 +82,14 @@ def _softmax_in_place(e: np.ndarray, mask=None) -> np.ndarray:
         e[~mask] = -np.inf
     row_max = e.max(axis=-1, keepdims=True)
     if mask is not None:
-        row_max[~np.isfinite(row_max)] = 0          # empty rows: nothing to shift
-    e -= row_max                                    # every exponent <= 0: no overflow
+        row_max[~np.isfinite(row_max)] = 0  # empty rows: nothing to shift
+    e -= row_max  # every exponent <= 0: no overflow
     # exp of a very negative number underflows to 0; that is the right answer.
     with np.errstate(under="ignore"):
         np.exp(e, out=e)
     total = e.sum(axis=-1, keepdims=True)
     if mask is not None:
-        total[total == 0] = 1                       # empty rows stay all zero
+        total[total == 0] = 1  # empty rows stay all zero
     e /= total
     return e
 
@@ -138,7 +154,7 @@ def attention(queries, keys, values=None, *, temperature: float = 1.0):
         raise ValueError(f"keys must have shape (n, d), got {k.shape}")
     if v.ndim != 2:
         raise ValueError(f"values must have shape (n, d_v), got {v.shape}")
-    check_qkv_shapes(np.atleast_2d(q).shape, k.shape, v.shape)   # one query is a (1, d) batch
+    check_qkv_shapes(np.atleast_2d(q).shape, k.shape, v.shape)  # one query is a (1, d) batch
     temperature = positive_finite(temperature, "temperature")
     scores = (q @ k.T) / temperature  # (n,) or (m, n)
     weights = softmax(scores, axis=-1)
@@ -162,8 +178,15 @@ def attention(queries, keys, values=None, *, temperature: float = 1.0):
 # weights are all 0 and their output is the zero vector, which is what torch's
 # F.scaled_dot_product_attention returns. NaN is never returned.
 
-__all__ += ["causal_mask", "padding_mask", "combine_masks", "masked_softmax",
-            "scaled_dot_product_attention", "self_attention"]
+__all__ += [
+    "causal_mask",
+    "padding_mask",
+    "combine_masks",
+    "masked_softmax",
+    "scaled_dot_product_attention",
+    "self_attention",
+]
+
 
 def _as_mask(mask, name: str = "mask") -> np.ndarray:
     m = np.asarray(mask)
@@ -196,8 +219,10 @@ def padding_mask(lengths, n: int) -> np.ndarray:
     n = positive_int(n, "n")
     lengths = np.asarray(lengths)
     if lengths.ndim != 1 or lengths.dtype.kind not in "iu":
-        raise ValueError(f"lengths must be a 1-D array of integers, got shape {lengths.shape} "
-                         f"and dtype {lengths.dtype}")
+        raise ValueError(
+            f"lengths must be a 1-D array of integers, got shape {lengths.shape} "
+            f"and dtype {lengths.dtype}"
+        )
     if np.any(lengths < 1) or np.any(lengths > n):
         raise ValueError(f"every length must lie between 1 and n = {n}, got {lengths.tolist()}")
     return (np.arange(n) < lengths[:, None])[:, None, :]
@@ -257,8 +282,9 @@ def _masked_softmax_in_place(x: np.ndarray, mask, all_masked: str) -> np.ndarray
     return _softmax_in_place(x, m)
 
 
-def scaled_dot_product_attention(queries, keys, values, *, mask=None, scale=None,
-                                 all_masked: str = "raise"):
+def scaled_dot_product_attention(
+    queries, keys, values, *, mask=None, scale=None, all_masked: str = "raise"
+):
     """``softmax(Q K^T * scale) V`` with an optional boolean mask (True = may attend).
 
     Shapes (row vectors; leading batch axes ``...`` broadcast):
@@ -280,8 +306,8 @@ def scaled_dot_product_attention(queries, keys, values, *, mask=None, scale=None
     v = as_float_array(values, "values")
     check_qkv_shapes(q.shape, k.shape, v.shape)
     scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else positive_finite(scale, "scale")
-    scores = q @ np.swapaxes(k, -1, -2)                     # (..., m, n), a fresh array
-    scores *= np.asarray(scale, dtype=scores.dtype)         # in place: see _softmax_in_place
+    scores = q @ np.swapaxes(k, -1, -2)  # (..., m, n), a fresh array
+    scores *= np.asarray(scale, dtype=scores.dtype)  # in place: see _softmax_in_place
     if not np.all(np.isfinite(scores)):
         raise ValueError("the scores overflowed to infinity: the queries and keys are too large")
     weights = _masked_softmax_in_place(scores, mask, all_masked)
@@ -315,9 +341,9 @@ def sinusoidal_positional_encoding(n: int, d: int) -> np.ndarray:
     sine (there are ``ceil(d/2)`` sine and ``floor(d/2)`` cosine columns).
     """
     n, d = positive_int(n, "n"), positive_int(d, "d")
-    positions = np.arange(n)[:, None]                  # (n, 1)
-    pair = np.arange(d) // 2                           # (d,): 0, 0, 1, 1, 2, ...
-    angles = positions / 10000.0 ** (2 * pair / d)     # (n, d)
+    positions = np.arange(n)[:, None]  # (n, 1)
+    pair = np.arange(d) // 2  # (d,): 0, 0, 1, 1, 2, ...
+    angles = positions / 10000.0 ** (2 * pair / d)  # (n, d)
     return np.where(np.arange(d) % 2 == 0, np.sin(angles), np.cos(angles))
 
 
@@ -349,8 +375,8 @@ def split_heads(X, h: int) -> np.ndarray:
     check_tokens("X", x.shape, "(n, d_model)")
     width = x.shape[-1]
     check_heads_divide(f"X of shape {x.shape}", width, h)
-    heads = x.reshape(*x.shape[:-1], h, width // h)   # (..., n, h, d_k)
-    return np.swapaxes(heads, -3, -2)                   # (..., h, n, d_k)
+    heads = x.reshape(*x.shape[:-1], h, width // h)  # (..., n, h, d_k)
+    return np.swapaxes(heads, -3, -2)  # (..., h, n, d_k)
 
 
 def merge_heads(X) -> np.ndarray:
@@ -363,12 +389,13 @@ def merge_heads(X) -> np.ndarray:
     x = as_float_array(X, "X")
     if x.ndim < 3:
         raise ValueError(f"X must have shape (h, n, d_v) (or a batch of them), got {x.shape}")
-    tokens_first = np.swapaxes(x, -3, -2)               # (..., n, h, d_v)
+    tokens_first = np.swapaxes(x, -3, -2)  # (..., n, h, d_v)
     return tokens_first.reshape(*tokens_first.shape[:-2], -1)
 
 
-def multi_head_attention(X_query, X_source, W_Q, W_K, W_V, W_O, h: int, *, mask=None,
-                         all_masked: str = "raise"):
+def multi_head_attention(
+    X_query, X_source, W_Q, W_K, W_V, W_O, h: int, *, mask=None, all_masked: str = "raise"
+):
     """Multi-head attention: ``Concat(head_1, ..., head_h) W_O``.
 
     ``head_i = softmax(Q_i K_i^T / sqrt(d_k)) V_i`` with ``Q_i = X_query
@@ -398,32 +425,39 @@ def multi_head_attention(X_query, X_source, W_Q, W_K, W_V, W_O, h: int, *, mask=
         if arr.ndim != 2:
             raise ValueError(f"{name} must be a matrix, got shape {arr.shape}")
     if wq.shape[0] != xq.shape[-1]:
-        raise ValueError(f"W_Q of shape {wq.shape} must have d_model = {xq.shape[-1]} rows to "
-                         f"project X_query of shape {xq.shape}")
+        raise ValueError(
+            f"W_Q of shape {wq.shape} must have d_model = {xq.shape[-1]} rows to "
+            f"project X_query of shape {xq.shape}"
+        )
     for w, name in ((wk, "W_K"), (wv, "W_V")):
         if w.shape[0] != xs.shape[-1]:
-            raise ValueError(f"{name} of shape {w.shape} must have {xs.shape[-1]} rows to "
-                             f"project X_source of shape {xs.shape}")
+            raise ValueError(
+                f"{name} of shape {w.shape} must have {xs.shape[-1]} rows to "
+                f"project X_source of shape {xs.shape}"
+            )
     if wk.shape[1] != wq.shape[1]:
-        raise ValueError(f"W_Q of shape {wq.shape} and W_K of shape {wk.shape} must have the "
-                         "same number of columns h*d_k: queries and keys are compared")
+        raise ValueError(
+            f"W_Q of shape {wq.shape} and W_K of shape {wk.shape} must have the "
+            "same number of columns h*d_k: queries and keys are compared"
+        )
     for w, name in ((wq, "W_Q"), (wv, "W_V")):
         check_heads_divide(f"{name} of shape {w.shape} (its columns)", w.shape[1], h)
     if wo.shape[0] != wv.shape[1]:
         raise ValueError(
             f"W_O of shape {wo.shape} must have h*d_v = {wv.shape[1]} rows, one per column of "
             f"the concatenated heads (W_V has shape {wv.shape}); "
-            f"W_O is (h*d_v, d_out)")
+            f"W_O is (h*d_v, d_out)"
+        )
     broadcast_batch({"X_query": xq.shape, "X_source": xs.shape})
-    q = split_heads(xq @ wq, h)                    # (..., h, m, d_k)
-    k = split_heads(xs @ wk, h)                    # (..., h, n, d_k)
-    v = split_heads(xs @ wv, h)                    # (..., h, n, d_v)
+    q = split_heads(xq @ wq, h)  # (..., h, m, d_k)
+    k = split_heads(xs @ wk, h)  # (..., h, n, d_k)
+    v = split_heads(xs @ wv, h)  # (..., h, n, d_v)
     if mask is not None:
         mask = _as_mask(mask)
         check_head_mask(mask.shape, ("X_query", xq.shape), ("X_source", xs.shape))
         mask = mask.reshape(mask.shape[:-2] + (1,) + mask.shape[-2:])  # (..., 1, m, n): every head
     heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, all_masked=all_masked)
-    return merge_heads(heads) @ wo, weights        # (..., m, d_out), (..., h, m, n)
+    return merge_heads(heads) @ wo, weights  # (..., m, d_out), (..., h, m, n)
 
 
 # --- Chapter 7: attention at scale -----------------------------------------------
@@ -445,12 +479,13 @@ def sliding_window_mask(n: int, window: int) -> np.ndarray:
     :func:`causal_mask`.
     """
     n, window = positive_int(n, "n"), positive_int(window, "window")
-    offset = np.arange(n)[:, None] - np.arange(n)[None, :]      # (n, n): i - j
+    offset = np.arange(n)[:, None] - np.arange(n)[None, :]  # (n, n): i - j
     return (offset >= 0) & (offset < window)
 
 
-def grouped_query_attention(queries, keys, values, *, mask=None, scale=None,
-                            all_masked: str = "raise"):
+def grouped_query_attention(
+    queries, keys, values, *, mask=None, scale=None, all_masked: str = "raise"
+):
     """Scaled dot-product attention in which groups of query heads share a key-value head.
 
     Shapes (leading batch axes ``...`` broadcast):
@@ -471,28 +506,39 @@ def grouped_query_attention(queries, keys, values, *, mask=None, scale=None,
     q = as_float_array(queries, "queries")
     k = as_float_array(keys, "keys")
     v = as_float_array(values, "values")
-    for arr, name, form in ((q, "queries", "(h, m, d_k)"), (k, "keys", "(g, n, d_k)"),
-                            (v, "values", "(g, n, d_v)")):
+    for arr, name, form in (
+        (q, "queries", "(h, m, d_k)"),
+        (k, "keys", "(g, n, d_k)"),
+        (v, "values", "(g, n, d_v)"),
+    ):
         if arr.ndim < 3:
             raise ValueError(f"{name} must have shape {form} (or a batch of them), got {arr.shape}")
     h, g = q.shape[-3], k.shape[-3]
     if v.shape[-3] != g:
-        raise ValueError(f"keys of shape {k.shape} and values of shape {v.shape} must have the "
-                         f"same number of key-value heads g ({g} != {v.shape[-3]})")
+        raise ValueError(
+            f"keys of shape {k.shape} and values of shape {v.shape} must have the "
+            f"same number of key-value heads g ({g} != {v.shape[-3]})"
+        )
     if g == 0 or h % g:
-        raise ValueError(f"queries of shape {q.shape} have h = {h} heads and keys of shape "
-                         f"{k.shape} g = {g}: h must be a multiple of g, so that each key-value "
-                         "head serves the same number of query heads")
-    batch = check_qkv_shapes(q.shape[:-3] + q.shape[-2:], k.shape[:-3] + k.shape[-2:],
-                             v.shape[:-3] + v.shape[-2:])
+        raise ValueError(
+            f"queries of shape {q.shape} have h = {h} heads and keys of shape "
+            f"{k.shape} g = {g}: h must be a multiple of g, so that each key-value "
+            "head serves the same number of query heads"
+        )
+    batch = check_qkv_shapes(
+        q.shape[:-3] + q.shape[-2:], k.shape[:-3] + k.shape[-2:], v.shape[:-3] + v.shape[-2:]
+    )
     m, n = q.shape[-2], k.shape[-2]
-    grouped_q = q.reshape(q.shape[:-3] + (g, h // g) + q.shape[-2:])   # (..., g, h/g, m, d_k)
-    shared_k, shared_v = k[..., None, :, :], v[..., None, :, :]       # (..., g, 1, n, d)
+    grouped_q = q.reshape(q.shape[:-3] + (g, h // g) + q.shape[-2:])  # (..., g, h/g, m, d_k)
+    shared_k, shared_v = k[..., None, :, :], v[..., None, :, :]  # (..., g, 1, n, d)
     if mask is not None:
         mask = _as_mask(mask)
         check_mask_fits(mask.shape, batch + (m, n), "one head's weights (every head uses the mask)")
-        mask = mask.reshape(mask.shape[:-2] + (1, 1) + mask.shape[-2:])   # (..., 1, 1, m, n)
-    out, weights = scaled_dot_product_attention(grouped_q, shared_k, shared_v, mask=mask,
-                                                scale=scale, all_masked=all_masked)
-    return (out.reshape(out.shape[:-4] + (h, m, v.shape[-1])),         # (..., h, m, d_v)
-            weights.reshape(weights.shape[:-4] + (h, m, n)))          # (..., h, m, n)
+        mask = mask.reshape(mask.shape[:-2] + (1, 1) + mask.shape[-2:])  # (..., 1, 1, m, n)
+    out, weights = scaled_dot_product_attention(
+        grouped_q, shared_k, shared_v, mask=mask, scale=scale, all_masked=all_masked
+    )
+    return (
+        out.reshape(out.shape[:-4] + (h, m, v.shape[-1])),  # (..., h, m, d_v)
+        weights.reshape(weights.shape[:-4] + (h, m, n)),
+    )  # (..., h, m, n)

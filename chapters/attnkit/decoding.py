@@ -38,15 +38,19 @@ class KVCache:
     def append(self, keys, values):
         """Add ``(..., h, m, d_k)`` keys and values; return all, ``(..., h, t + m, d_k)``."""
         if keys.dim() < 3 or keys.shape[:-1] != values.shape[:-1]:
-            raise ValueError(f"keys of shape {tuple(keys.shape)} and values of shape "
-                             f"{tuple(values.shape)} must both be (..., h, tokens, d_k) with "
-                             "the same leading axes and tokens")
+            raise ValueError(
+                f"keys of shape {tuple(keys.shape)} and values of shape "
+                f"{tuple(values.shape)} must both be (..., h, tokens, d_k) with "
+                "the same leading axes and tokens"
+            )
         if self.keys is None:
             self.keys, self.values = keys, values
         else:
             if keys.shape[:-2] != self.keys.shape[:-2] or keys.shape[-1] != self.keys.shape[-1]:
-                raise ValueError(f"new keys of shape {tuple(keys.shape)} do not continue the "
-                                 f"cached keys of shape {tuple(self.keys.shape)}")
+                raise ValueError(
+                    f"new keys of shape {tuple(keys.shape)} do not continue the "
+                    f"cached keys of shape {tuple(self.keys.shape)}"
+                )
             self.keys = torch.cat([self.keys, keys], dim=-2)
             self.values = torch.cat([self.values, values], dim=-2)
         return self.keys, self.values
@@ -69,15 +73,18 @@ def cached_self_attention(layer: MultiHeadAttention, x_new, cache: KVCache):
     ``t ..`` of ``layer(x, mask=causal)`` on the whole sequence ``x``.
     """
     if not isinstance(layer, MultiHeadAttention):
-        raise TypeError(f"layer must be an attnkit.modules.MultiHeadAttention, got "
-                        f"{type(layer).__name__}")
+        raise TypeError(
+            f"layer must be an attnkit.modules.MultiHeadAttention, got {type(layer).__name__}"
+        )
     rules.check_tokens("x_new", tuple(x_new.shape), "(tokens, d_model)", layer.d_model)
     t, m = len(cache), x_new.shape[-2]
-    q = layer.split_heads(layer.w_q(x_new))                        # (..., h, m, d_k)
-    k, v = cache.append(layer.split_heads(layer.w_k(x_new)),       # (..., h, t + m, d_k)
-                        layer.split_heads(layer.w_v(x_new)))
+    q = layer.split_heads(layer.w_q(x_new))  # (..., h, m, d_k)
+    k, v = cache.append(
+        layer.split_heads(layer.w_k(x_new)),  # (..., h, t + m, d_k)
+        layer.split_heads(layer.w_v(x_new)),
+    )
     mask = torch.ones(m, t + m, dtype=torch.bool, device=x_new.device).tril(diagonal=t)
-    heads, weights = layer.attend(q, k, v, mask)                   # (..., h, m, d_k)
+    heads, weights = layer.attend(q, k, v, mask)  # (..., h, m, d_k)
     return layer.w_o(layer.merge_heads(heads)), weights
 
 
@@ -95,8 +102,11 @@ class DecoderLayer(nn.Module):
         self.norm1 = nn.LayerNorm(d_model)
         self.attn = MultiHeadAttention(d_model, h)
         self.norm2 = nn.LayerNorm(d_model)
-        self.ffn = nn.Sequential(nn.Linear(d_model, rules.positive_int(d_ff, "d_ff")), nn.GELU(),
-                                 nn.Linear(d_ff, d_model))
+        self.ffn = nn.Sequential(
+            nn.Linear(d_model, rules.positive_int(d_ff, "d_ff")),
+            nn.GELU(),
+            nn.Linear(d_ff, d_model),
+        )
 
     def forward(self, x, cache: KVCache | None = None):
         y = self.norm1(x)
@@ -120,15 +130,24 @@ class TinyDecoder(nn.Module):
     Sequences longer than ``max_len`` raise ``ValueError``.
     """
 
-    def __init__(self, vocab: int, d_model: int = 64, h: int = 4, layers: int = 2,
-                 d_ff: int | None = None, max_len: int = 1024):
+    def __init__(
+        self,
+        vocab: int,
+        d_model: int = 64,
+        h: int = 4,
+        layers: int = 2,
+        d_ff: int | None = None,
+        max_len: int = 1024,
+    ):
         super().__init__()
         vocab, d_model = rules.positive_int(vocab, "vocab"), rules.positive_int(d_model, "d_model")
         self.max_len = rules.positive_int(max_len, "max_len")
         self.embed = nn.Embedding(vocab, d_model)
         self.position = nn.Embedding(self.max_len, d_model)
-        self.layers = nn.ModuleList(DecoderLayer(d_model, h, d_ff or 4 * d_model)
-                                    for _ in range(rules.positive_int(layers, "layers")))
+        self.layers = nn.ModuleList(
+            DecoderLayer(d_model, h, d_ff or 4 * d_model)
+            for _ in range(rules.positive_int(layers, "layers"))
+        )
         self.norm = nn.LayerNorm(d_model)
         self.read_out = nn.Linear(d_model, vocab)
 
@@ -141,13 +160,15 @@ class TinyDecoder(nn.Module):
         start = 0 if caches is None else len(caches[0])
         n = tokens.shape[-1]
         if start + n > self.max_len:
-            raise ValueError(f"positions up to {start + n - 1} do not fit max_len = "
-                             f"{self.max_len}: create the model with max_len >= {start + n}")
+            raise ValueError(
+                f"positions up to {start + n - 1} do not fit max_len = "
+                f"{self.max_len}: create the model with max_len >= {start + n}"
+            )
         positions = torch.arange(start, start + n, device=tokens.device)
-        x = self.embed(tokens) + self.position(positions)            # (b, n, d_model)
+        x = self.embed(tokens) + self.position(positions)  # (b, n, d_model)
         for i, layer in enumerate(self.layers):
             x = layer(x, None if caches is None else caches[i])
-        return self.read_out(self.norm(x))                           # (b, n, vocab)
+        return self.read_out(self.norm(x))  # (b, n, vocab)
 
 
 def greedy_generate(model: TinyDecoder, prompt, steps: int, *, use_cache: bool = True):
@@ -159,12 +180,13 @@ def greedy_generate(model: TinyDecoder, prompt, steps: int, *, use_cache: bool =
     """
     steps = rules.positive_int(steps, "steps")
     if prompt.dim() != 2 or prompt.shape[1] == 0:
-        raise ValueError(f"prompt must be integer tokens of shape (b, n) with n >= 1, got "
-                         f"{tuple(prompt.shape)}")
+        raise ValueError(
+            f"prompt must be integer tokens of shape (b, n) with n >= 1, got {tuple(prompt.shape)}"
+        )
     tokens = prompt
     with torch.no_grad():
         caches = model.new_caches() if use_cache else None
-        logits = model(prompt, caches)                               # (b, n, vocab)
+        logits = model(prompt, caches)  # (b, n, vocab)
         for step in range(steps):
             next_token = logits[:, -1].argmax(dim=-1, keepdim=True)  # (b, 1)
             tokens = torch.cat([tokens, next_token], dim=1)

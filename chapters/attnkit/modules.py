@@ -39,8 +39,13 @@ def _check_input(t, name: str) -> None:
     """The NumPy half's input rule: floating-point numbers, all of them finite."""
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-    rules.check_floats(name, t.shape, _dtype_name(t), is_float=t.is_floating_point(),
-                       finite=t.is_floating_point() and bool(torch.isfinite(t).all()))
+    rules.check_floats(
+        name,
+        t.shape,
+        _dtype_name(t),
+        is_float=t.is_floating_point(),
+        finite=t.is_floating_point() and bool(torch.isfinite(t).all()),
+    )
 
 
 def _as_mask(mask, device) -> torch.Tensor:
@@ -71,8 +76,7 @@ class ScaledDotProductAttention(nn.Module):
     all-masked row where this raises unless ``all_masked="zero"``.
     """
 
-    def __init__(self, scale: float | None = None, all_masked: str = "raise",
-                 dropout: float = 0.0):
+    def __init__(self, scale: float | None = None, all_masked: str = "raise", dropout: float = 0.0):
         super().__init__()
         rules.check_all_masked(all_masked)
         self.scale = None if scale is None else rules.positive_finite(scale, "scale")
@@ -124,8 +128,9 @@ class QKVAttention(nn.Module):
     :class:`ScaledDotProductAttention`.
     """
 
-    def __init__(self, d_model: int, d_k: int, d_v: int | None = None, *,
-                 all_masked: str = "raise"):
+    def __init__(
+        self, d_model: int, d_k: int, d_v: int | None = None, *, all_masked: str = "raise"
+    ):
         super().__init__()
         d_model, d_k = rules.positive_int(d_model, "d_model"), rules.positive_int(d_k, "d_k")
         d_v = d_k if d_v is None else rules.positive_int(d_v, "d_v")
@@ -137,7 +142,7 @@ class QKVAttention(nn.Module):
     def forward(self, x_query, x_source=None, mask=None):
         x_source = x_query if x_source is None else x_source
         _check_layer_inputs(x_query, x_source, self.w_q.in_features)
-        q = self.w_q(x_query)   # (..., m, d_k)
+        q = self.w_q(x_query)  # (..., m, d_k)
         k = self.w_k(x_source)  # (..., n, d_k)
         v = self.w_v(x_source)  # (..., n, d_v)
         return self.attend(q, k, v, mask)
@@ -191,8 +196,10 @@ class SinusoidalPositionalEncoding(nn.Module):
         rules.check_tokens("x", x.shape, "(tokens, d_model)", self.d_model)
         n = x.shape[-2]
         if n > self.max_len:
-            raise ValueError(f"the sequence has length {n}, longer than max_len = {self.max_len}: "
-                             f"create the module with max_len >= {n}")
+            raise ValueError(
+                f"the sequence has length {n}, longer than max_len = {self.max_len}: "
+                f"create the module with max_len >= {n}"
+            )
         return x + self.pe[:n].to(dtype=x.dtype)
 
     def extra_repr(self) -> str:
@@ -228,8 +235,15 @@ class MultiHeadAttention(nn.Module):
     (``nn.MultiheadAttention`` returns NaN there).
     """
 
-    def __init__(self, d_model: int, h: int, *, bias: bool = True, dropout: float = 0.0,
-                 all_masked: str = "raise"):
+    def __init__(
+        self,
+        d_model: int,
+        h: int,
+        *,
+        bias: bool = True,
+        dropout: float = 0.0,
+        all_masked: str = "raise",
+    ):
         super().__init__()
         d_model, h = rules.positive_int(d_model, "d_model"), rules.positive_int(h, "h")
         rules.check_heads_divide(f"MultiHeadAttention(d_model={d_model}, h={h})", d_model, h)
@@ -246,7 +260,7 @@ class MultiHeadAttention(nn.Module):
 
     def merge_heads(self, x):
         """``(..., h, n, d_k) -> (..., n, h*d_k)``: swap back, then concatenate."""
-        x = x.transpose(-3, -2)                  # (..., n, h, d_k), not contiguous
+        x = x.transpose(-3, -2)  # (..., n, h, d_k), not contiguous
         return x.reshape(*x.shape[:-2], self.h * self.d_k)
 
     def forward(self, x_query, x_source=None, mask=None, average_weights: bool = False):
@@ -254,21 +268,23 @@ class MultiHeadAttention(nn.Module):
         _check_layer_inputs(x_query, x_source, self.d_model)
         if mask is not None:
             mask = _as_mask(mask, x_query.device)
-            rules.check_head_mask(mask.shape, ("x_query", x_query.shape),
-                                  ("x_source", x_source.shape))
+            rules.check_head_mask(
+                mask.shape, ("x_query", x_query.shape), ("x_source", x_source.shape)
+            )
             mask = mask.reshape(mask.shape[:-2] + (1,) + mask.shape[-2:])  # (..., 1, m, n)
-        q = self.split_heads(self.w_q(x_query))    # (..., h, m, d_k)
-        k = self.split_heads(self.w_k(x_source))   # (..., h, n, d_k)
-        v = self.split_heads(self.w_v(x_source))   # (..., h, n, d_k)
-        heads, weights = self.attend(q, k, v, mask)   # (..., h, m, d_k), (..., h, m, n)
-        out = self.w_o(self.merge_heads(heads))       # (..., m, d_model)
+        q = self.split_heads(self.w_q(x_query))  # (..., h, m, d_k)
+        k = self.split_heads(self.w_k(x_source))  # (..., h, n, d_k)
+        v = self.split_heads(self.w_v(x_source))  # (..., h, n, d_k)
+        heads, weights = self.attend(q, k, v, mask)  # (..., h, m, d_k), (..., h, m, n)
+        out = self.w_o(self.merge_heads(heads))  # (..., m, d_model)
         if average_weights:
-            weights = weights.mean(dim=-3)            # (..., m, n)
+            weights = weights.mean(dim=-3)  # (..., m, n)
         return out, weights
 
     @classmethod
-    def from_torch(cls, mha: nn.MultiheadAttention, *,
-                   all_masked: str = "raise") -> "MultiHeadAttention":
+    def from_torch(
+        cls, mha: nn.MultiheadAttention, *, all_masked: str = "raise"
+    ) -> MultiHeadAttention:
         """A copy of ``mha``'s weights and dropout: the same function, in the book's conventions.
 
         ``mha.in_proj_weight`` ``(3*d_model, d_model)`` stacks the weights of
@@ -278,17 +294,19 @@ class MultiHeadAttention(nn.Module):
         ``add_bias_kv`` or ``add_zero_attn``).
         """
         if not mha._qkv_same_embed_dim or mha.bias_k is not None or mha.add_zero_attn:
-            raise ValueError("only nn.MultiheadAttention without kdim/vdim, add_bias_kv and "
-                             "add_zero_attn can be copied")
+            raise ValueError(
+                "only nn.MultiheadAttention without kdim/vdim, add_bias_kv and "
+                "add_zero_attn can be copied"
+            )
         d = mha.embed_dim
         bias = mha.in_proj_bias is not None
         ours = cls(d, mha.num_heads, bias=bias, dropout=mha.dropout, all_masked=all_masked)
         ours = ours.to(mha.in_proj_weight.dtype)
         with torch.no_grad():
             for i, lin in enumerate((ours.w_q, ours.w_k, ours.w_v)):
-                lin.weight.copy_(mha.in_proj_weight[i * d:(i + 1) * d])
+                lin.weight.copy_(mha.in_proj_weight[i * d : (i + 1) * d])
                 if bias:
-                    lin.bias.copy_(mha.in_proj_bias[i * d:(i + 1) * d])
+                    lin.bias.copy_(mha.in_proj_bias[i * d : (i + 1) * d])
         ours.w_o.load_state_dict(mha.out_proj.state_dict())
         return ours
 
@@ -321,12 +339,22 @@ class EncoderLayer(nn.Module):
     ``(..., n, d_model)`` and ``(..., h, n, n)``.
     """
 
-    def __init__(self, d_model: int, h: int, d_ff: int, *, dropout: float = 0.0,
-                 bias: bool = True, attention_bias: bool = True, all_masked: str = "raise"):
+    def __init__(
+        self,
+        d_model: int,
+        h: int,
+        d_ff: int,
+        *,
+        dropout: float = 0.0,
+        bias: bool = True,
+        attention_bias: bool = True,
+        all_masked: str = "raise",
+    ):
         super().__init__()
         d_ff = rules.positive_int(d_ff, "d_ff")
-        self.self_attn = MultiHeadAttention(d_model, h, bias=attention_bias, dropout=dropout,
-                                            all_masked=all_masked)
+        self.self_attn = MultiHeadAttention(
+            d_model, h, bias=attention_bias, dropout=dropout, all_masked=all_masked
+        )
         d_model = self.self_attn.d_model
         self.linear1 = nn.Linear(d_model, d_ff, bias=bias)
         self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
@@ -335,9 +363,9 @@ class EncoderLayer(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x, mask=None):
-        attended, weights = self.self_attn(x, mask=mask)       # (..., n, d), (..., h, n, n)
-        x = self.norm1(x + self._dropout_sequence_first(attended))   # residual, then LayerNorm
-        inner = self.dropout(torch.relu(self.linear1(x)))       # (..., n, d_ff)
+        attended, weights = self.self_attn(x, mask=mask)  # (..., n, d), (..., h, n, n)
+        x = self.norm1(x + self._dropout_sequence_first(attended))  # residual, then LayerNorm
+        inner = self.dropout(torch.relu(self.linear1(x)))  # (..., n, d_ff)
         x = self.norm2(x + self.dropout(self.linear2(inner)))  # (..., n, d)
         return x, weights
 
@@ -353,8 +381,9 @@ class EncoderLayer(nn.Module):
         return self.dropout(x.transpose(0, 1).contiguous()).transpose(0, 1)
 
     @classmethod
-    def from_torch(cls, layer: nn.TransformerEncoderLayer, *,
-                   all_masked: str = "raise") -> "EncoderLayer":
+    def from_torch(
+        cls, layer: nn.TransformerEncoderLayer, *, all_masked: str = "raise"
+    ) -> EncoderLayer:
         """A copy of a post-norm, ReLU ``nn.TransformerEncoderLayer``'s weights and dropout.
 
         The copy has the layer's dtype, so nothing is rounded, and its biases
@@ -365,9 +394,15 @@ class EncoderLayer(nn.Module):
         if layer.norm1.eps != 1e-5 or layer.norm2.eps != 1e-5:
             raise ValueError("only layers with LayerNorm eps = 1e-5 can be copied")
         attn = layer.self_attn
-        ours = cls(attn.embed_dim, attn.num_heads, layer.linear1.out_features,
-                   dropout=layer.dropout.p, bias=layer.linear1.bias is not None,
-                   attention_bias=attn.in_proj_bias is not None, all_masked=all_masked)
+        ours = cls(
+            attn.embed_dim,
+            attn.num_heads,
+            layer.linear1.out_features,
+            dropout=layer.dropout.p,
+            bias=layer.linear1.bias is not None,
+            attention_bias=attn.in_proj_bias is not None,
+            all_masked=all_masked,
+        )
         ours = ours.to(attn.in_proj_weight.dtype)
         ours.self_attn = MultiHeadAttention.from_torch(attn, all_masked=all_masked)
         for name in ("linear1", "linear2", "norm1", "norm2"):

@@ -45,8 +45,9 @@ def _weights_and_labels(weights, query_labels, key_labels):
     return w, query_labels, key_labels
 
 
-def attention_heatmap(weights, query_labels, key_labels, *, ax=None, title=None,
-                      annotate=True, colorbar=True):
+def attention_heatmap(
+    weights, query_labels, key_labels, *, ax=None, title=None, annotate=True, colorbar=True
+):
     """Draw attention weights: query tokens on rows, key tokens on columns.
 
     ``weights`` is ``(m, n)`` (or ``(n,)`` for a single query, drawn as one
@@ -66,8 +67,15 @@ def attention_heatmap(weights, query_labels, key_labels, *, ax=None, title=None,
     if annotate:
         for (row, col), value in np.ndenumerate(w):
             # dark text on the bright end of viridis, light text elsewhere
-            ax.text(col, row, f"{value:.2f}", ha="center", va="center", fontsize=9,
-                    color="black" if value > 0.6 else "white")
+            ax.text(
+                col,
+                row,
+                f"{value:.2f}",
+                ha="center",
+                va="center",
+                fontsize=9,
+                color="black" if value > 0.6 else "white",
+            )
     if title:
         ax.set_title(title, pad=12)
     if colorbar:
@@ -90,8 +98,14 @@ def alignment_diagram(weights, query_labels, key_labels, *, ax=None, title=None)
     key_x = np.linspace(0, width, len(key_labels)) if len(key_labels) > 1 else [width / 2]
     query_x = np.linspace(0, width, len(query_labels)) if len(query_labels) > 1 else [width / 2]
     for (row, col), value in np.ndenumerate(w):
-        ax.plot([query_x[row], key_x[col]], [0, 1], color=plt.get_cmap(CMAP)(value),
-                linewidth=0.5 + 6 * value, alpha=0.25 + 0.75 * value, solid_capstyle="round")
+        ax.plot(
+            [query_x[row], key_x[col]],
+            [0, 1],
+            color=plt.get_cmap(CMAP)(value),
+            linewidth=0.5 + 6 * value,
+            alpha=0.25 + 0.75 * value,
+            solid_capstyle="round",
+        )
     for x, label in zip(key_x, key_labels):
         ax.text(x, 1.08, label, ha="center", va="bottom", fontsize=11)
     for x, label in zip(query_x, query_labels):

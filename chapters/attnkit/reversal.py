@@ -15,8 +15,16 @@ from torch import nn
 
 from .modules import EncoderLayer, SinusoidalPositionalEncoding
 
-__all__ = ["reverse", "batch", "reversal_batch", "TinyTransformer", "train", "accuracy",
-           "anti_diagonal_mass", "progress_bar"]
+__all__ = [
+    "reverse",
+    "batch",
+    "reversal_batch",
+    "TinyTransformer",
+    "train",
+    "accuracy",
+    "anti_diagonal_mass",
+    "progress_bar",
+]
 
 
 def reverse(inputs):
@@ -33,8 +41,10 @@ def batch(batch_size: int, length: int, vocab: int, generator: torch.Generator, 
     inputs = torch.randint(0, vocab, (batch_size, length), generator=generator)
     targets = task(inputs)
     if targets.shape != inputs.shape:
-        raise ValueError(f"task must return one target per input token, shape "
-                         f"{tuple(inputs.shape)}; it returned shape {tuple(targets.shape)}")
+        raise ValueError(
+            f"task must return one target per input token, shape "
+            f"{tuple(inputs.shape)}; it returned shape {tuple(targets.shape)}"
+        )
     return inputs, targets
 
 
@@ -51,13 +61,24 @@ class TinyTransformer(nn.Module):
     ``positional=False`` leaves the positional encoding out (the model then sees a set).
     """
 
-    def __init__(self, vocab: int, length: int, d_model: int = 64, h: int = 2, layers: int = 2,
-                 d_ff: int = 128, positional: bool = True):
+    def __init__(
+        self,
+        vocab: int,
+        length: int,
+        d_model: int = 64,
+        h: int = 2,
+        layers: int = 2,
+        d_ff: int = 128,
+        positional: bool = True,
+    ):
         super().__init__()
         self.embed = nn.Embedding(vocab, d_model)
-        self.positional = SinusoidalPositionalEncoding(d_model, max_len=length) if positional else None
-        self.layers = nn.ModuleList(EncoderLayer(d_model, h, d_ff, attention_bias=False)
-                                    for _ in range(layers))
+        self.positional = (
+            SinusoidalPositionalEncoding(d_model, max_len=length) if positional else None
+        )
+        self.layers = nn.ModuleList(
+            EncoderLayer(d_model, h, d_ff, attention_bias=False) for _ in range(layers)
+        )
         self.read_out = nn.Linear(d_model, vocab)
 
     def inputs(self, tokens):
@@ -85,8 +106,18 @@ def progress_bar(fraction: float, width: int = 30) -> str:
     return "[" + "#" * filled + "." * (width - filled) + f"] {100 * fraction:3.0f}%"
 
 
-def train(model: TinyTransformer, *, steps: int, batch_size: int = 128, lr: float = 3e-3,
-          seed: int = 0, report_every: int = 0, length: int, vocab: int, task=reverse):
+def train(
+    model: TinyTransformer,
+    *,
+    steps: int,
+    batch_size: int = 128,
+    lr: float = 3e-3,
+    seed: int = 0,
+    report_every: int = 0,
+    length: int,
+    vocab: int,
+    task=reverse,
+):
     """Train with Adam on fresh random batches of ``task``; returns the loss of every step.
 
     ``task`` maps a batch of inputs to its targets (see :func:`batch`); the default is reversal.

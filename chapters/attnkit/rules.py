@@ -14,9 +14,20 @@ import numbers
 
 import numpy as np
 
-__all__ = ["positive_int", "positive_finite", "check_all_masked", "check_floats", "check_mask_dtype",
-           "check_mask_fits", "apply_all_masked_policy", "broadcast_batch", "check_tokens",
-           "check_heads_divide", "check_qkv_shapes", "check_head_mask"]
+__all__ = [
+    "positive_int",
+    "positive_finite",
+    "check_all_masked",
+    "check_floats",
+    "check_mask_dtype",
+    "check_mask_fits",
+    "apply_all_masked_policy",
+    "broadcast_batch",
+    "check_tokens",
+    "check_heads_divide",
+    "check_qkv_shapes",
+    "check_head_mask",
+]
 
 ALL_MASKED_CHOICES = ("raise", "zero")
 
@@ -43,11 +54,15 @@ def check_all_masked(choice: str) -> None:
 def check_floats(name: str, shape, dtype, *, is_float: bool, finite: bool = True) -> None:
     """TypeError unless the input holds floating-point numbers, ValueError unless all are finite."""
     if not is_float:
-        raise TypeError(f"{name} of shape {tuple(shape)} must hold floating-point numbers "
-                        f"(float32 or float64), got dtype {dtype}")
+        raise TypeError(
+            f"{name} of shape {tuple(shape)} must hold floating-point numbers "
+            f"(float32 or float64), got dtype {dtype}"
+        )
     if not finite:
-        raise ValueError(f"{name} of shape {tuple(shape)} contains NaN or infinite values; "
-                         "attention needs finite inputs")
+        raise ValueError(
+            f"{name} of shape {tuple(shape)} contains NaN or infinite values; "
+            "attention needs finite inputs"
+        )
 
 
 def check_mask_dtype(name: str, dtype, *, is_bool: bool) -> None:
@@ -99,32 +114,41 @@ def broadcast_batch(shapes: dict) -> tuple:
         raise ValueError(f"the batch axes of {named} do not broadcast") from None
 
 
-def check_tokens(name: str, shape, form: str, width: int | None = None,
-                 width_name: str = "d_model") -> None:
+def check_tokens(
+    name: str, shape, form: str, width: int | None = None, width_name: str = "d_model"
+) -> None:
     """ValueError unless ``shape`` is ``(..., tokens, width)`` with no empty token or width axis."""
     shape = tuple(shape)
     if len(shape) < 2:
         raise ValueError(f"{name} must have shape {form} (or a batch of them), got {shape}")
     if width is not None and shape[-1] != width:
-        raise ValueError(f"{name} of shape {shape} must have shape {form} with "
-                         f"{width_name} = {width}")
+        raise ValueError(
+            f"{name} of shape {shape} must have shape {form} with {width_name} = {width}"
+        )
     if 0 in shape[-2:]:
-        raise ValueError(f"{name} of shape {shape} is empty: attention needs at least one token "
-                         "and one coordinate")
+        raise ValueError(
+            f"{name} of shape {shape} is empty: attention needs at least one token "
+            "and one coordinate"
+        )
 
 
 def check_heads_divide(what: str, width: int, h: int) -> None:
     if width % h:
-        raise ValueError(f"{what}: width {width} is not divisible by h = {h}, so the heads "
-                         "cannot share it equally")
+        raise ValueError(
+            f"{what}: width {width} is not divisible by h = {h}, so the heads "
+            "cannot share it equally"
+        )
 
 
 def check_qkv_shapes(q_shape, k_shape, v_shape) -> tuple:
     """ValueError naming the shapes unless queries ``(..., m, d_k)``, keys ``(..., n, d_k)`` and
     values ``(..., n, d_v)`` fit together; returns their broadcast batch shape."""
     q_shape, k_shape, v_shape = tuple(q_shape), tuple(k_shape), tuple(v_shape)
-    for shape, name, form in ((q_shape, "queries", "(m, d_k)"), (k_shape, "keys", "(n, d_k)"),
-                              (v_shape, "values", "(n, d_v)")):
+    for shape, name, form in (
+        (q_shape, "queries", "(m, d_k)"),
+        (k_shape, "keys", "(n, d_k)"),
+        (v_shape, "values", "(n, d_v)"),
+    ):
         check_tokens(name, shape, form)
     if q_shape[-1] != k_shape[-1]:
         raise ValueError(

@@ -21,8 +21,9 @@ from .rules import check_qkv_shapes, positive_finite, positive_int
 __all__ = ["online_softmax_attention"]
 
 
-def online_softmax_attention(queries, keys, values, *, block_size: int, causal: bool = False,
-                             scale=None):
+def online_softmax_attention(
+    queries, keys, values, *, block_size: int, causal: bool = False, scale=None
+):
     """``softmax(Q K^T * scale) V``, computed over blocks of ``block_size`` keys at a time.
 
     Shapes (leading batch axes ``...`` broadcast): ``queries`` ``(..., m, d_k)``,
@@ -44,33 +45,36 @@ def online_softmax_attention(queries, keys, values, *, block_size: int, causal: 
     block_size = positive_int(block_size, "block_size")
     m, n = q.shape[-2], k.shape[-2]
     if causal and m != n:
-        raise ValueError(f"causal=True is self-attention: queries of shape {q.shape} and keys "
-                         f"of shape {k.shape} must have as many rows (m = {m}, n = {n})")
+        raise ValueError(
+            f"causal=True is self-attention: queries of shape {q.shape} and keys "
+            f"of shape {k.shape} must have as many rows (m = {m}, n = {n})"
+        )
     dtype = np.result_type(q, k, v)
     scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else positive_finite(scale, "scale")
     scale = np.asarray(scale, dtype=dtype)
-    query_position = np.arange(m)[:, None]                        # (m, 1)
+    query_position = np.arange(m)[:, None]  # (m, 1)
 
-    running_max = np.full(batch + (m, 1), -np.inf, dtype=dtype)   # r: largest score so far
-    running_sum = np.zeros(batch + (m, 1), dtype=dtype)           # sum of exp(s - r)
+    running_max = np.full(batch + (m, 1), -np.inf, dtype=dtype)  # r: largest score so far
+    running_sum = np.zeros(batch + (m, 1), dtype=dtype)  # sum of exp(s - r)
     accumulator = np.zeros(batch + (m, v.shape[-1]), dtype=dtype)  # sum of exp(s - r) v
     for start in range(0, n, block_size):
         stop = min(start + block_size, n)
-        with np.errstate(over="ignore"):                          # checked just below
-            scores = q @ np.swapaxes(k[..., start:stop, :], -1, -2)   # (..., m, B)
+        with np.errstate(over="ignore"):  # checked just below
+            scores = q @ np.swapaxes(k[..., start:stop, :], -1, -2)  # (..., m, B)
             scores *= scale
         if not np.all(np.isfinite(scores)):
-            raise ValueError("the scores overflowed to infinity: the queries and keys are too "
-                             "large")
+            raise ValueError(
+                "the scores overflowed to infinity: the queries and keys are too large"
+            )
         if causal:
             scores = np.where(np.arange(start, stop) <= query_position, scores, -np.inf)
         # key 0 is in the first block and visible to every query, so new_max is finite
         new_max = np.maximum(running_max, scores.max(axis=-1, keepdims=True))
-        rescale = np.exp(running_max - new_max)          # exp(r_old - r_new) <= 1; 0 at first
-        weights = np.exp(scores - new_max)               # (..., m, B), every entry <= 1
+        rescale = np.exp(running_max - new_max)  # exp(r_old - r_new) <= 1; 0 at first
+        weights = np.exp(scores - new_max)  # (..., m, B), every entry <= 1
         running_sum = rescale * running_sum + weights.sum(axis=-1, keepdims=True)
         accumulator = rescale * accumulator + weights @ v[..., start:stop, :]
         running_max = new_max
-    output = accumulator / running_sum                    # (..., m, d_v)
+    output = accumulator / running_sum  # (..., m, d_v)
     logsumexp = (running_max + np.log(running_sum))[..., 0]
     return output, logsumexp

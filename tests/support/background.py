@@ -38,33 +38,51 @@ class Background:
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="background")
         self.book = self.student = self.no_repository = self.python = None
         if needed & BUILD_FIXTURES:
-            self.book_folder, self.other_folder = folders("book"), folders("book-without-repository")
-            self.book = self._start("book", build, "book", self.book_folder,
-                                    BOOK_REPOSITORY_URL=REPOSITORY_URL)
-            self.student = self._start("student edition", build, "student", self.book_folder,
-                                       after=self.book, BOOK_REPOSITORY_URL=REPOSITORY_URL)
+            self.book_folder, self.other_folder = (
+                folders("book"),
+                folders("book-without-repository"),
+            )
+            self.book = self._start(
+                "book", build, "book", self.book_folder, BOOK_REPOSITORY_URL=REPOSITORY_URL
+            )
+            self.student = self._start(
+                "student edition",
+                build,
+                "student",
+                self.book_folder,
+                after=self.book,
+                BOOK_REPOSITORY_URL=REPOSITORY_URL,
+            )
             self.no_repository = self._start(
-                "book without a repository", build, "book", self.other_folder, after=self.book,
+                "book without a repository",
+                build,
+                "book",
+                self.other_folder,
+                after=self.book,
                 cache=self.book_folder / "_build" / ".jupyter_cache",
-                GIT_DIR=str(self.other_folder / "no-git-here"))
+                GIT_DIR=str(self.other_folder / "no-git-here"),
+            )
         if "python_without_attnkit" in needed:
-            self.python = self._start("a student's Python", make_python_without_attnkit,
-                                      folders("student-python"))
+            self.python = self._start(
+                "a student's Python", make_python_without_attnkit, folders("student-python")
+            )
 
     def _start(self, name, function, *args, after: Future | None = None, **kwargs) -> Future:
         def job():
             if after is not None:
-                after.result()   # a failed build fails what depends on it, with its message
+                after.result()  # a failed build fails what depends on it, with its message
             start = time.perf_counter()
             try:
                 return function(*args, **kwargs)
             finally:
                 self.seconds[name] = time.perf_counter() - start
+
         return self._pool.submit(job)
 
     def summary(self) -> str:
         return "prepared in the background: " + ", ".join(
-            f"{name} {seconds:.0f} s" for name, seconds in self.seconds.items())
+            f"{name} {seconds:.0f} s" for name, seconds in self.seconds.items()
+        )
 
     def close(self):
         self._pool.shutdown(wait=True, cancel_futures=True)

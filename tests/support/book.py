@@ -9,8 +9,15 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 # A made-up repository: the launch buttons and install cells must follow whatever is set.
 REPOSITORY_URL = "https://github.com/example-owner/example-book"
-REPOSITORY_VARIABLES = ["BOOK_REPOSITORY_URL", "BOOK_BRANCH", "GITHUB_ACTIONS", "GITHUB_REPOSITORY",
-                        "GITHUB_SERVER_URL", "GITHUB_REF_NAME", "GITHUB_HEAD_REF"]
+REPOSITORY_VARIABLES = [
+    "BOOK_REPOSITORY_URL",
+    "BOOK_BRANCH",
+    "GITHUB_ACTIONS",
+    "GITHUB_REPOSITORY",
+    "GITHUB_SERVER_URL",
+    "GITHUB_REF_NAME",
+    "GITHUB_HEAD_REF",
+]
 
 
 def toc_files():

@@ -18,8 +18,15 @@ from urllib.parse import urlparse
 import numpy as np
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 INSTALL_HINT = "install Debian's Chromium with `apt-get install chromium` to run the browser tests"
 
 
@@ -32,7 +39,8 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 def serve(folder: Path):
     """Serve ``folder`` on 127.0.0.1 at a free port; yields the base URL."""
     server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(folder)))
+        ("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(folder))
+    )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -46,7 +54,13 @@ class PageLog:
     """What a page did that a reader would not want: blocked requests, errors, dialogs."""
 
     def __init__(self, page):
-        self.blocked, self.failed, self.console_errors, self.page_errors, self.dialogs = [], [], [], [], []
+        self.blocked, self.failed, self.console_errors, self.page_errors, self.dialogs = (
+            [],
+            [],
+            [],
+            [],
+            [],
+        )
         page.route("**/*", self._route)
         page.on("requestfailed", lambda request: self.failed.append(request.url))
         page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
@@ -93,7 +107,9 @@ def drawn_weights(widget):
     }""")
     weights, masked = np.array(weights, dtype=float), np.array(masked, dtype=bool)
     pixels = np.array(pixels).reshape(*weights.shape, 4)
-    assert np.array_equal(pixels[..., 3] == 0, masked), "masked cells, and only they, are transparent"
+    assert np.array_equal(pixels[..., 3] == 0, masked), (
+        "masked cells, and only they, are transparent"
+    )
     assert np.all(weights[masked] == 0)
     order = np.argsort(weights[~masked], kind="stable")  # viridis brightens as the weight grows
     assert np.all(np.diff(pixels[~masked][order, 1].astype(int)) >= 0), "colours out of order"
@@ -106,5 +122,7 @@ def drawn_weights(widget):
 
 def move_slider(slider, value):
     """Set a range input as a reader's drag does: the value, then an input event."""
-    slider.evaluate("(s, v) => { s.value = String(v); s.dispatchEvent(new Event('input', {bubbles: true})); }",
-                    value)
+    slider.evaluate(
+        "(s, v) => { s.value = String(v); s.dispatchEvent(new Event('input', {bubbles: true})); }",
+        value,
+    )

@@ -33,12 +33,20 @@ from .self_attention import check_causal_mask, check_masked_self_attention, chec
 from .tiny_transformer import check_diagonal_mass
 
 __all__ = [
-    "CheckResult", "CheckFailed", "CheckFailedWarning",
-    "check_softmax", "check_single_query_attention",
-    "check_causal_mask", "check_masked_self_attention", "check_padding_mask",
-    "check_scaled_dot_product_attention", "check_mask_forms",
-    "check_split_heads", "check_merge_heads",
+    "CheckResult",
+    "CheckFailed",
+    "CheckFailedWarning",
+    "check_softmax",
+    "check_single_query_attention",
+    "check_causal_mask",
+    "check_masked_self_attention",
+    "check_padding_mask",
+    "check_scaled_dot_product_attention",
+    "check_mask_forms",
+    "check_split_heads",
+    "check_merge_heads",
     "check_positional_encoding",
     "check_diagonal_mass",
-    "check_online_softmax_attention", "check_grouped_query_attention",
+    "check_online_softmax_attention",
+    "check_grouped_query_attention",
 ]

@@ -11,22 +11,28 @@ __all__ = ["check_softmax", "check_single_query_attention"]
 # overflows unshifted; a row near -1000 underflows to 0/0 when shifted by the array's maximum
 # or by its column's; [1000, -1000, 0] has mean 0 and minimum -1000, so shifting by either
 # still overflows.
-_LARGE = np.array([[1000.0, 1001.0, 1002.0],
-                   [-1000.0, -1001.0, -1002.0],
-                   [1000.0, -1000.0, 0.0],
-                   [-2000.0, -1999.0, -2000.5]])
+_LARGE = np.array(
+    [
+        [1000.0, 1001.0, 1002.0],
+        [-1000.0, -1001.0, -1002.0],
+        [1000.0, -1000.0, 0.0],
+        [-2000.0, -1999.0, -2000.5],
+    ]
+)
 
 
 def _softmax_of(fn, x):
     """``fn(x)`` as an array; a broadcasting error is explained, since keepdims cures it."""
     try:
-        with np.errstate(all="ignore"):   # overflow is reported below, in words
+        with np.errstate(all="ignore"):  # overflow is reported below, in words
             return call(fn, x)
     except Raised as raised:
         if "broadcast" not in raised.error:
             raise
-        raise Failed(f"{raised}. A maximum or a sum along the last axis has shape (m,); "
-                     "keepdims=True keeps it (m, 1), which broadcasts against (m, n)") from None
+        raise Failed(
+            f"{raised}. A maximum or a sum along the last axis has shape (m,); "
+            "keepdims=True keeps it (m, 1), which broadcasts against (m, n)"
+        ) from None
 
 
 @check
@@ -37,50 +43,71 @@ def check_softmax(fn):
         answer = _softmax_of(fn, vector)
         got = as_array(answer, "the result")
         if got.shape != vector.shape:
-            raise Failed(f"for an input of shape {vector.shape} you returned shape {got.shape}; "
-                         "softmax returns one weight per input entry")
+            raise Failed(
+                f"for an input of shape {vector.shape} you returned shape {got.shape}; "
+                "softmax returns one weight per input entry"
+            )
         keeps_dtype(answer, dtype, "the result")
         if np.any(got < 0):
             raise Failed(f"some weights are negative ({got}); exp() makes every term positive")
         if not close(got.sum(), 1.0):
-            raise Failed(f"the weights sum to {shown(1.0, got.sum())[1]}, not 1: divide by the "
-                         "sum of the exponentials")
+            raise Failed(
+                f"the weights sum to {shown(1.0, got.sum())[1]}, not 1: divide by the "
+                "sum of the exponentials"
+            )
         if not close(got, softmax(vector.astype(float))):
-            raise Failed("softmax([1, 2, 3]) should be {}, you returned {}".format(
-                *shown(softmax(vector.astype(float)), got)))
+            raise Failed(
+                "softmax([1, 2, 3]) should be {}, you returned {}".format(
+                    *shown(softmax(vector.astype(float)), got)
+                )
+            )
 
         single = np.array([7.0], dtype=dtype)
         got = as_array(_softmax_of(fn, single), "the result")
         if got.shape != (1,) or not close(got, 1.0):
-            raise Failed(f"softmax([7]) should be [1.0] (one entry takes all the weight), you "
-                         f"returned {got.tolist()}")
+            raise Failed(
+                f"softmax([7]) should be [1.0] (one entry takes all the weight), you "
+                f"returned {got.tolist()}"
+            )
 
         # non-square, then square: a reduction without keepdims raises on the first and gives
         # wrong numbers on the second, whose rows all differ
-        for matrix in (np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]], dtype=dtype),
-                       np.array([[0.0, 1.0, 4.0], [2.0, -1.0, 0.5], [3.0, 3.0, -2.0]],
-                                dtype=dtype)):
+        for matrix in (
+            np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]], dtype=dtype),
+            np.array([[0.0, 1.0, 4.0], [2.0, -1.0, 0.5], [3.0, 3.0, -2.0]], dtype=dtype),
+        ):
             expected = softmax(matrix.astype(float))
             answer = _softmax_of(fn, matrix)
             got = as_array(answer, "the result")
             if got.shape != matrix.shape:
-                raise Failed(f"for an input of shape {matrix.shape} you returned shape "
-                             f"{got.shape}; keep the shape and normalise each row")
+                raise Failed(
+                    f"for an input of shape {matrix.shape} you returned shape "
+                    f"{got.shape}; keep the shape and normalise each row"
+                )
             keeps_dtype(answer, dtype, "the result")
             if close(got, softmax(matrix.astype(float), axis=0)):
-                raise Failed("you normalised the columns (axis 0); each row must sum to 1, "
-                             "so sum along the last axis with keepdims=True")
+                raise Failed(
+                    "you normalised the columns (axis 0); each row must sum to 1, "
+                    "so sum along the last axis with keepdims=True"
+                )
             if close(got.sum(), 1.0):
-                raise Failed("the whole matrix sums to 1, but each row should: "
-                             "sum along the last axis with keepdims=True, not over all entries")
+                raise Failed(
+                    "the whole matrix sums to 1, but each row should: "
+                    "sum along the last axis with keepdims=True, not over all entries"
+                )
             if not close(got.sum(axis=-1), 1.0):
-                raise Failed(f"for {matrix.tolist()} the rows sum to "
-                             f"{shown(1.0, got.sum(axis=-1))[1]}, not 1: divide each row by "
-                             "its own sum, e.sum(axis=-1, keepdims=True)")
+                raise Failed(
+                    f"for {matrix.tolist()} the rows sum to "
+                    f"{shown(1.0, got.sum(axis=-1))[1]}, not 1: divide each row by "
+                    "its own sum, e.sum(axis=-1, keepdims=True)"
+                )
             if not close(got, expected):
-                raise Failed("for {} the rows should be {}, you returned {}. Subtract each "
-                             "row's own maximum, x.max(axis=-1, keepdims=True)".format(
-                                 matrix.tolist(), *shown(expected, got)))
+                raise Failed(
+                    "for {} the rows should be {}, you returned {}. Subtract each "
+                    "row's own maximum, x.max(axis=-1, keepdims=True)".format(
+                        matrix.tolist(), *shown(expected, got)
+                    )
+                )
 
         expected = softmax(_LARGE)
         answer = _softmax_of(fn, _LARGE.astype(dtype))
@@ -91,35 +118,43 @@ def check_softmax(fn):
         finite = np.isfinite(got).all(axis=-1)
         if not finite.all():
             row = _LARGE[np.argmin(finite)]
-            raise Failed(f"for the logits {row.tolist()} you returned NaN or inf: exp(1000) "
-                         "overflows and exp(-1000) underflows to 0, giving 0/0. Subtract each "
-                         "row's maximum first: then every exponent is at most 0 and the largest "
-                         "is exactly 0. Subtracting the mean, the minimum, or one maximum for "
-                         "the whole array guarantees neither")
+            raise Failed(
+                f"for the logits {row.tolist()} you returned NaN or inf: exp(1000) "
+                "overflows and exp(-1000) underflows to 0, giving 0/0. Subtract each "
+                "row's maximum first: then every exponent is at most 0 and the largest "
+                "is exactly 0. Subtracting the mean, the minimum, or one maximum for "
+                "the whole array guarantees neither"
+            )
         if not close(got, expected):
-            raise Failed("for logits near ±1000 the rows should be {}, you returned {}. "
-                         "Subtract each row's maximum and change the logits in no other way: "
-                         "clipping or rescaling them changes the weights".format(
-                             *shown(expected, got)))
-    return ("correct: non-negative weights, every row sums to 1, large logits stay finite, "
-            "float32 stays float32")
+            raise Failed(
+                "for logits near ±1000 the rows should be {}, you returned {}. "
+                "Subtract each row's maximum and change the logits in no other way: "
+                "clipping or rescaling them changes the weights".format(*shown(expected, got))
+            )
+    return (
+        "correct: non-negative weights, every row sums to 1, large logits stay finite, "
+        "float32 stays float32"
+    )
 
 
 # Scores H z = [1000, -350, 1000, -300, 999, -950], exact in float32 too: np.exp of them
 # overflows, and a stable softmax gives two equal weights and a third one e times smaller.
 _LARGE_Z = np.array([30.0, 10.0])
-_LARGE_H = np.array([[30.0, 10.0], [-20.0, 25.0], [29.0, 13.0], [0.0, -30.0], [33.0, 0.9],
-                     [-30.0, -5.0]])
+_LARGE_H = np.array(
+    [[30.0, 10.0], [-20.0, 25.0], [29.0, 13.0], [0.0, -30.0], [33.0, 0.9], [-30.0, -5.0]]
+)
 
 
 def _attention_cases(dtype):
     """(z, H) pairs: I == d with H not symmetric, first, so that H @ a and H.T @ z give numbers
     to diagnose rather than errors; I != d; one encoder token; scores near 1000."""
     rng = np.random.default_rng(0)
-    cases = [(rng.normal(size=3), rng.normal(size=(3, 3))),          # I = d = 3
-             (rng.normal(size=3), rng.normal(size=(4, 3))),          # I = 4, d = 3
-             (rng.normal(size=5), rng.normal(size=(1, 5))),          # one encoder token
-             (_LARGE_Z, _LARGE_H)]
+    cases = [
+        (rng.normal(size=3), rng.normal(size=(3, 3))),  # I = d = 3
+        (rng.normal(size=3), rng.normal(size=(4, 3))),  # I = 4, d = 3
+        (rng.normal(size=5), rng.normal(size=(1, 5))),  # one encoder token
+        (_LARGE_Z, _LARGE_H),
+    ]
     return [(z.astype(dtype), H.astype(dtype)) for z, H in cases]
 
 
@@ -127,20 +162,29 @@ def _wrong_weights(a, z, H, expected, where):
     """Say what is wrong with weights ``a`` that are not ``softmax(H z)``."""
     scores = H @ z
     if not np.all(np.isfinite(a)):
-        raise Failed(f"{where}, with scores H z as large as {np.abs(scores).max():.0f}, the "
-                     "weights contain NaN or inf: use a softmax that subtracts the maximum "
-                     "(attnkit.core.softmax)")
+        raise Failed(
+            f"{where}, with scores H z as large as {np.abs(scores).max():.0f}, the "
+            "weights contain NaN or inf: use a softmax that subtracts the maximum "
+            "(attnkit.core.softmax)"
+        )
     if close(a, scores):
         raise Failed("a equals the scores H z: apply softmax to them to get weights")
     if np.any(a < 0) or not close(a.sum(), 1.0):
-        raise Failed(f"{where} your weights {shown(expected, a)[1]} sum to "
-                     f"{shown(1.0, a.sum())[1]}: weights are non-negative and sum to 1, as "
-                     "softmax(H z) does")
+        raise Failed(
+            f"{where} your weights {shown(expected, a)[1]} sum to "
+            f"{shown(1.0, a.sum())[1]}: weights are non-negative and sum to 1, as "
+            "softmax(H z) does"
+        )
     if close(a, softmax(scores / np.sqrt(H.shape[1]))):
-        raise Failed("you divided the scores by sqrt(d): this chapter's attention uses "
-                     "the plain dot products H z (scaling comes in chapter 3)")
-    raise Failed("{} the weights should be softmax(H z) = {}, you returned {}".format(
-        where, *shown(expected, a)))
+        raise Failed(
+            "you divided the scores by sqrt(d): this chapter's attention uses "
+            "the plain dot products H z (scaling comes in chapter 3)"
+        )
+    raise Failed(
+        "{} the weights should be softmax(H z) = {}, you returned {}".format(
+            where, *shown(expected, a)
+        )
+    )
 
 
 @check
@@ -148,7 +192,7 @@ def check_single_query_attention(fn):
     """Check ``fn(z, H) -> (z_hat, a)``: one query ``z`` (d,) over the rows of ``H`` (I, d)."""
     for dtype in DTYPES:
         for z, H in _attention_cases(dtype):
-            tokens, d = H.shape                 # I and d
+            tokens, d = H.shape  # I and d
             z64, H64 = z.astype(float), H.astype(float)
             expected_out, expected_a = attention(z64, H64)
             where = f"for z of shape ({d},) and H of shape (I, d) = {H.shape}"
@@ -159,23 +203,36 @@ def check_single_query_attention(fn):
             z_hat = as_array(result[0], "z_hat")
             a = as_array(result[1], "a")
             if a.shape != (tokens,):
-                raise Failed(f"{where} a has shape {a.shape}; there is one weight per encoder "
-                             f"token, shape (I,) = ({tokens},)")
+                raise Failed(
+                    f"{where} a has shape {a.shape}; there is one weight per encoder "
+                    f"token, shape (I,) = ({tokens},)"
+                )
             keeps_dtype(result[1], dtype, "a")
             keeps_dtype(result[0], dtype, "z_hat")
             if not close(a, expected_a):
                 _wrong_weights(a, z64, H64, expected_a, where)
             if z_hat.shape == H.shape:
-                raise Failed("z_hat has shape (I, d): you scaled each row of H by its weight but "
-                             "did not add the rows up; z_hat = a @ H has shape (d,)")
+                raise Failed(
+                    "z_hat has shape (I, d): you scaled each row of H by its weight but "
+                    "did not add the rows up; z_hat = a @ H has shape (d,)"
+                )
             if z_hat.shape != (d,):
-                raise Failed(f"{where} z_hat has shape {z_hat.shape}; it is a weighted sum of "
-                             f"the rows of H, shape (d,) = ({d},)")
+                raise Failed(
+                    f"{where} z_hat has shape {z_hat.shape}; it is a weighted sum of "
+                    f"the rows of H, shape (d,) = ({d},)"
+                )
             if not close(z_hat, expected_out):
                 if tokens == d and close(z_hat, H64 @ expected_a):
-                    raise Failed(f"{where} z_hat is H @ a, which mixes the coordinates of each "
-                                 "token; the weighted sum of the rows of H is a @ H")
-                raise Failed("{} z_hat should be a @ H = {}, you returned {}".format(
-                    where, *shown(expected_out, z_hat)))
-    return ("correct: the weights are softmax(H z), z_hat is their weighted sum of the rows of H, "
-            "and float32 stays float32")
+                    raise Failed(
+                        f"{where} z_hat is H @ a, which mixes the coordinates of each "
+                        "token; the weighted sum of the rows of H is a @ H"
+                    )
+                raise Failed(
+                    "{} z_hat should be a @ H = {}, you returned {}".format(
+                        where, *shown(expected_out, z_hat)
+                    )
+                )
+    return (
+        "correct: the weights are softmax(H z), z_hat is their weighted sum of the rows of H, "
+        "and float32 stays float32"
+    )

@@ -42,7 +42,7 @@ class CheckResult:
     :class:`CheckFailedWarning` pointing at the line of the call.
     """
 
-    __slots__ = ("_passed", "_message", "_read")
+    __slots__ = ("_message", "_passed", "_read")
 
     def __init__(self, passed: bool, message: str):
         self._passed = bool(passed)
@@ -65,11 +65,13 @@ class CheckResult:
         return ("✓ " if self._passed else "✗ failed: ") + self.message
 
     def _repr_html_(self) -> str:
-        colour = "46, 125, 50" if self._passed else "198, 40, 40"     # green, red
+        colour = "46, 125, 50" if self._passed else "198, 40, 40"  # green, red
         mark = "✓" if self._passed else "✗ failed:"
-        return (f'<div style="border-left: 0.3em solid rgb({colour}); '
-                f'background: rgba({colour}, 0.1); padding: 0.3em 0.7em">'
-                f"<strong>{mark}</strong> {html.escape(self.message)}</div>")
+        return (
+            f'<div style="border-left: 0.3em solid rgb({colour}); '
+            f'background: rgba({colour}, 0.1); padding: 0.3em 0.7em">'
+            f"<strong>{mark}</strong> {html.escape(self.message)}</div>"
+        )
 
     def assert_passed(self) -> None:
         """Raise :class:`CheckFailed` with the message if the check failed."""
@@ -78,9 +80,12 @@ class CheckResult:
 
     def __del__(self):
         if not self._passed and not getattr(self, "_read", True):
-            warnings.warn(f"{self!r}\n(this failed check was never displayed; in a script, "
-                          "call .assert_passed() on a check's result to stop at a failure)",
-                          CheckFailedWarning, stacklevel=2)
+            warnings.warn(
+                f"{self!r}\n(this failed check was never displayed; in a script, "
+                "call .assert_passed() on a check's result to stop at a failure)",
+                CheckFailedWarning,
+                stacklevel=2,
+            )
 
 
 class Failed(Exception):
@@ -148,14 +153,15 @@ def call(fn, *args, called_with: str | None = None, hint: str = ""):
     except Exception as exc:  # any error in student code becomes a message
         error = f"{type(exc).__name__}: {exc}"
         if called_with is None:
-            shapes = ", ".join(str(tuple(a.shape)) for a in args
-                               if isinstance(a, np.ndarray) or _is_tensor(a))
+            shapes = ", ".join(
+                str(tuple(a.shape)) for a in args if isinstance(a, np.ndarray) or _is_tensor(a)
+            )
             called_with = f"arguments of shape {shapes}"
-        raise Raised(f"your function raised {error} (it was called with {called_with}){hint}",
-                     error) from None
+        raise Raised(
+            f"your function raised {error} (it was called with {called_with}){hint}", error
+        ) from None
     if not all(_unchanged(original, copy) for original, copy in zip(args, copies)):
-        raise Failed("your function changed its input array in place; "
-                     "compute a new array instead")
+        raise Failed("your function changed its input array in place; compute a new array instead")
     return result
 
 
@@ -163,10 +169,12 @@ def keeps_dtype(result, dtype, what: str) -> None:
     """Raise :class:`Failed` unless the answer ``result`` has the inputs' float ``dtype``."""
     got = np.asarray(result).dtype
     if got != dtype:
-        raise Failed(f"for {np.dtype(dtype).name} inputs you returned {what} in {got}: return "
-                     "the inputs' dtype. Arithmetic with Python numbers keeps float32 (x / 2.0, "
-                     "d ** 0.5, math.sqrt(d)); a float64 array or a NumPy scalar such as "
-                     "np.sqrt(d) turns it into float64")
+        raise Failed(
+            f"for {np.dtype(dtype).name} inputs you returned {what} in {got}: return "
+            "the inputs' dtype. Arithmetic with Python numbers keeps float32 (x / 2.0, "
+            "d ** 0.5, math.sqrt(d)); a float64 array or a NumPy scalar such as "
+            "np.sqrt(d) turns it into float64"
+        )
 
 
 def as_array(result, what: str) -> np.ndarray:
@@ -197,8 +205,9 @@ def close(got, expected) -> bool:
 
 def shown(expected, got) -> tuple[str, str]:
     """``expected`` and ``got`` written with as many digits as it takes to tell them apart."""
-    expected, got = np.broadcast_arrays(np.asarray(expected, dtype=np.float64),
-                                        np.asarray(got, dtype=np.float64))
+    expected, got = np.broadcast_arrays(
+        np.asarray(expected, dtype=np.float64), np.asarray(got, dtype=np.float64)
+    )
     for digits in range(4, 18):
         pair = tuple(str(np.round(x, digits).tolist()) for x in (expected, got))
         if pair[0] != pair[1]:

@@ -18,8 +18,9 @@ def _coded_tokens(b: int, n: int, h: int, d_k: int, dtype) -> np.ndarray:
 
     Every entry differs, the columns of one head included, so any reordering shows.
     """
-    s, t, i, c = np.meshgrid(np.arange(b), np.arange(n), np.arange(h), np.arange(d_k),
-                             indexing="ij")
+    s, t, i, c = np.meshgrid(
+        np.arange(b), np.arange(n), np.arange(h), np.arange(d_k), indexing="ij"
+    )
     return (1000 * s + 100 * t + 10 * i + c).reshape(b, n, h * d_k).astype(dtype)
 
 
@@ -28,15 +29,19 @@ def _decoded(value: float) -> str:
     code = int(value)
     if code != value or not 0 <= code < 10000:
         return f"{value:g}, which is no entry of the input"
-    return (f"{code:g} (batch {code // 1000}, token {code // 100 % 10}, head {code // 10 % 10}, "
-            f"column {code % 10})")
+    return (
+        f"{code:g} (batch {code // 1000}, token {code // 100 % 10}, head {code // 10 % 10}, "
+        f"column {code % 10})"
+    )
 
 
 def _first_difference(got, expected, axes: str) -> str:
     """The first entry where ``got`` differs from ``expected``, both decoded."""
     bad = tuple(int(k) for k in np.argwhere(got != expected)[0])
-    return (f"entry {list(bad)} ({axes}) should be {_decoded(expected[bad])}, you have "
-            f"{_decoded(got[bad])}")
+    return (
+        f"entry {list(bad)} ({axes}) should be {_decoded(expected[bad])}, you have "
+        f"{_decoded(got[bad])}"
+    )
 
 
 @check
@@ -48,27 +53,35 @@ def check_split_heads(fn):
     """
     for dtype in DTYPES:
         for b, n, h, d_k in _SIZES:
-            X = _coded_tokens(b, n, h, d_k, dtype)                   # (b, n, h*d_k)
+            X = _coded_tokens(b, n, h, d_k, dtype)  # (b, n, h*d_k)
             expected = X.reshape(b, n, h, d_k).transpose(0, 2, 1, 3)
             answer = call(fn, X, h)
             got = as_array(answer, "the result")
             where = f"for X of shape (b, n, h*d_k) = {X.shape} and h = {h}"
             if got.shape != expected.shape:
                 if got.shape == (b, n, h, d_k) and n != h:
-                    raise Failed(f"{where} you returned shape {got.shape} = (b, n, h, d_k): "
-                                 "the head axis must come before the token axis. Swap axes "
-                                 "1 and 2 (.transpose(0, 2, 1, 3) in NumPy, .transpose(1, 2) "
-                                 "in PyTorch)")
+                    raise Failed(
+                        f"{where} you returned shape {got.shape} = (b, n, h, d_k): "
+                        "the head axis must come before the token axis. Swap axes "
+                        "1 and 2 (.transpose(0, 2, 1, 3) in NumPy, .transpose(1, 2) "
+                        "in PyTorch)"
+                    )
                 if got.shape == (b, h, d_k, n) and n != d_k:
-                    raise Failed(f"{where} you returned shape {got.shape} = (b, h, d_k, n): "
-                                 "each head holds one row per token, shape (b, h, n, d_k)")
-                raise Failed(f"{where} the result should have shape (b, h, n, d_k) = "
-                             f"{expected.shape}, you returned {got.shape}")
+                    raise Failed(
+                        f"{where} you returned shape {got.shape} = (b, h, d_k, n): "
+                        "each head holds one row per token, shape (b, h, n, d_k)"
+                    )
+                raise Failed(
+                    f"{where} the result should have shape (b, h, n, d_k) = "
+                    f"{expected.shape}, you returned {got.shape}"
+                )
             if not np.array_equal(got, expected):
                 _wrong_split(got, expected, X, b, n, h, d_k, where)
             keeps_dtype(answer, dtype, "the result")
-    return ("correct: each head gets its own block of d_k columns of every token, in order, "
-            "and the tokens stay apart")
+    return (
+        "correct: each head gets its own block of d_k columns of every token, in order, "
+        "and the tokens stay apart"
+    )
 
 
 def _wrong_split(got, expected, X, b, n, h, d_k, where):
@@ -81,19 +94,28 @@ def _wrong_split(got, expected, X, b, n, h, d_k, where):
             f"are {CODE}, and head 1 of batch 0 holds {_decoded(straight[0, 1, 0, 0])} in its "
             "first row, where it should hold token 0's own head 1: your heads mix tokens and "
             "heads. Reshape to (b, n, h, d_k) first (each token's row cut into h pieces), then "
-            "swap axes 1 and 2")
+            "swap axes 1 and 2"
+        )
     if np.array_equal(got, X.reshape(b, n, d_k, h).transpose(0, 3, 1, 2)):
-        raise Failed(f"{where} head i got every h-th column (i, i + h, ...). Each head owns a "
-                     "block of d_k consecutive columns: reshape the last axis to (h, d_k), not "
-                     "(d_k, h)")
+        raise Failed(
+            f"{where} head i got every h-th column (i, i + h, ...). Each head owns a "
+            "block of d_k consecutive columns: reshape the last axis to (h, d_k), not "
+            "(d_k, h)"
+        )
     if np.array_equal(got, expected[..., ::-1]):
-        raise Failed(f"{where} the columns of each head are in reverse order: head i is "
-                     "columns i*d_k, i*d_k + 1, ..., (i+1)*d_k - 1 of each token, in this order")
+        raise Failed(
+            f"{where} the columns of each head are in reverse order: head i is "
+            "columns i*d_k, i*d_k + 1, ..., (i+1)*d_k - 1 of each token, in this order"
+        )
     if np.array_equal(got, np.broadcast_to(expected[..., :1], expected.shape)):
-        raise Failed(f"{where} every column of a head repeats its first column: keep all d_k "
-                     "columns of the block, X[..., i*d_k:(i+1)*d_k]")
-    raise Failed(f"{where} {_first_difference(got, expected, 'batch, head, token, column')}. "
-                 "Head i of token t is row t's columns i*d_k .. (i+1)*d_k - 1, in order")
+        raise Failed(
+            f"{where} every column of a head repeats its first column: keep all d_k "
+            "columns of the block, X[..., i*d_k:(i+1)*d_k]"
+        )
+    raise Failed(
+        f"{where} {_first_difference(got, expected, 'batch, head, token, column')}. "
+        "Head i of token t is row t's columns i*d_k .. (i+1)*d_k - 1, in order"
+    )
 
 
 @check
@@ -101,40 +123,54 @@ def check_merge_heads(fn):
     """Check ``fn(Y)``: ``(b, h, n, d_v) -> (b, n, h*d_v)``, the heads side by side per token."""
     for dtype in DTYPES:
         for b, n, h, d_v in _SIZES:
-            expected = _coded_tokens(b, n, h, d_v, dtype)            # (b, n, h*d_v)
+            expected = _coded_tokens(b, n, h, d_v, dtype)  # (b, n, h*d_v)
             Y = expected.reshape(b, n, h, d_v).transpose(0, 2, 1, 3).copy()  # (b, h, n, d_v)
             answer = call(fn, Y)
             got = as_array(answer, "the result")
             where = f"for Y of shape (b, h, n, d_v) = {Y.shape}"
             if got.shape != expected.shape:
                 if got.shape == (b, n, h, d_v) and n != h:
-                    raise Failed(f"{where} you returned shape {got.shape} = (b, n, h, d_v): "
-                                 "the axes are in the right order, now concatenate the heads "
-                                 "by reshaping the last two axes into one of width h*d_v")
-                raise Failed(f"{where} the result should have shape (b, n, h*d_v) = "
-                             f"{expected.shape}, you returned {got.shape}")
+                    raise Failed(
+                        f"{where} you returned shape {got.shape} = (b, n, h, d_v): "
+                        "the axes are in the right order, now concatenate the heads "
+                        "by reshaping the last two axes into one of width h*d_v"
+                    )
+                raise Failed(
+                    f"{where} the result should have shape (b, n, h*d_v) = "
+                    f"{expected.shape}, you returned {got.shape}"
+                )
             if not np.array_equal(got, expected):
                 _wrong_merge(got, expected, Y, b, n, h, d_v, where)
             keeps_dtype(answer, dtype, "the result")
-    return ("correct: each token's row is its heads' outputs side by side, head 0 first, each "
-            "head's columns in order")
+    return (
+        "correct: each token's row is its heads' outputs side by side, head 0 first, each "
+        "head's columns in order"
+    )
 
 
 def _wrong_merge(got, expected, Y, b, n, h, d_v, where):
     """Say what is wrong with a merge of the right shape and the wrong entries."""
     if np.array_equal(got, Y.reshape(b, n, h * d_v)):
-        raise Failed(f"{where} you reshaped straight to (b, n, h*d_v) without moving the head "
-                     "axis back: the shape is right but each row now holds pieces of several "
-                     "tokens of one head, so tokens are mixed. Swap axes 1 and 2 first (in "
-                     "PyTorch: .transpose(1, 2).contiguous() before .view), then reshape")
+        raise Failed(
+            f"{where} you reshaped straight to (b, n, h*d_v) without moving the head "
+            "axis back: the shape is right but each row now holds pieces of several "
+            "tokens of one head, so tokens are mixed. Swap axes 1 and 2 first (in "
+            "PyTorch: .transpose(1, 2).contiguous() before .view), then reshape"
+        )
     if np.array_equal(got, Y.transpose(0, 2, 3, 1).reshape(b, n, h * d_v)):
-        raise Failed(f"{where} the heads' columns are interleaved. Concatenation puts head 0's "
-                     "d_v columns first, then head 1's, ...: reshape from (b, n, h, d_v), not "
-                     "from (b, n, d_v, h)")
+        raise Failed(
+            f"{where} the heads' columns are interleaved. Concatenation puts head 0's "
+            "d_v columns first, then head 1's, ...: reshape from (b, n, h, d_v), not "
+            "from (b, n, d_v, h)"
+        )
     if np.array_equal(got, Y[..., ::-1].transpose(0, 2, 1, 3).reshape(b, n, h * d_v)):
-        raise Failed(f"{where} the columns of each head are reversed: head i's d_v columns "
-                     "go in their own order, from column 0 to d_v - 1")
+        raise Failed(
+            f"{where} the columns of each head are reversed: head i's d_v columns "
+            "go in their own order, from column 0 to d_v - 1"
+        )
     if np.array_equal(got, Y[:, ::-1].transpose(0, 2, 1, 3).reshape(b, n, h * d_v)):
         raise Failed(f"{where} the heads are in reverse order: head 0's columns come first")
-    raise Failed(f"{where} {_first_difference(got, expected, 'batch, token, column')}. Row t "
-                 "is [head 0's row t | head 1's row t | ...]")
+    raise Failed(
+        f"{where} {_first_difference(got, expected, 'batch, token, column')}. Row t "
+        "is [head 0's row t | head 1's row t | ...]"
+    )

@@ -8,13 +8,16 @@ from .harness import Failed, as_array, call, check, close, near, shown
 __all__ = ["check_positional_encoding"]
 
 # Said when the function raises for an odd d, where a loop over pairs of columns breaks.
-_ODD_D_HINT = (". For odd d there are ceil(d/2) sine columns (0, 2, ..., d-1) but only "
-               "floor(d/2) cosine columns, so the sines and the cosines need different "
-               "numbers of frequencies")
+_ODD_D_HINT = (
+    ". For odd d there are ceil(d/2) sine columns (0, 2, ..., d-1) but only "
+    "floor(d/2) cosine columns, so the sines and the cosines need different "
+    "numbers of frequencies"
+)
 
 
-def _sinusoids(n: int, d: int, *, base: float = 10000.0, exponent=None, first: int = 0,
-               swap: bool = False) -> np.ndarray:
+def _sinusoids(
+    n: int, d: int, *, base: float = 10000.0, exponent=None, first: int = 0, swap: bool = False
+) -> np.ndarray:
     """Sinusoidal encodings with one thing changed: the wrong answers the check recognises.
 
     ``exponent(j, d)`` gives the exponent of ``base`` for column ``j`` (the right
@@ -23,7 +26,7 @@ def _sinusoids(n: int, d: int, *, base: float = 10000.0, exponent=None, first: i
     """
     j = np.arange(d)
     exponent = (lambda j, d: 2 * (j // 2) / d) if exponent is None else exponent
-    angles = np.arange(first, first + n)[:, None] / base ** exponent(j, d)   # (n, d)
+    angles = np.arange(first, first + n)[:, None] / base ** exponent(j, d)  # (n, d)
     sine = (j % 2 == 1) if swap else (j % 2 == 0)
     return np.where(sine, np.sin(angles), np.cos(angles))
 
@@ -32,7 +35,7 @@ def _implied_base(got: np.ndarray, d: int):
     """The base b for which column 2 (at position 1) is sin(1 / b^(2/d)), or None."""
     if got.shape[0] < 2 or d < 4 or not 0 < got[1, 2] < 1:
         return None
-    omega = np.arcsin(got[1, 2])          # the frequency of pair 1, if it is a sine
+    omega = np.arcsin(got[1, 2])  # the frequency of pair 1, if it is a sine
     return omega ** (-d / 2)
 
 
@@ -51,26 +54,34 @@ def check_positional_encoding(fn):
         answer = call(fn, n, d, called_with=f"n = {n}, d = {d}", hint=_ODD_D_HINT if d % 2 else "")
         got = as_array(answer, "the result")
         if got.shape == (d, n) and n != d and close(got, expected.T):
-            raise Failed(f"for n = {n}, d = {d} you returned shape {got.shape}, the "
-                         "transpose: the encoding has one ROW per position, shape (n, d)")
+            raise Failed(
+                f"for n = {n}, d = {d} you returned shape {got.shape}, the "
+                "transpose: the encoding has one ROW per position, shape (n, d)"
+            )
         if got.shape != (n, d):
-            raise Failed(f"for n = {n}, d = {d} you returned shape {got.shape}; the encoding "
-                         f"has one row per position and one column per dimension, shape "
-                         f"({n}, {d})")
+            raise Failed(
+                f"for n = {n}, d = {d} you returned shape {got.shape}; the encoding "
+                f"has one row per position and one column per dimension, shape "
+                f"({n}, {d})"
+            )
         if not np.all(np.isfinite(got)):
-            raise Failed(f"for n = {n}, d = {d} the result contains NaN or inf; every entry is "
-                         "the sine or the cosine of a finite angle, so it lies in [-1, 1]")
+            raise Failed(
+                f"for n = {n}, d = {d} the result contains NaN or inf; every entry is "
+                "the sine or the cosine of a finite angle, so it lies in [-1, 1]"
+            )
         if close(got, expected):
             continue
         wrong = {
             "sine and cosine are swapped: the EVEN columns 0, 2, 4, ... hold sin and the odd "
             "columns hold cos (so PE[0] = [0, 1, 0, 1, ...])": _sinusoids(n, d, swap=True),
             "the exponent is i/d with i the pair index; it is 2i/d, so that the frequencies "
-            "run from 1 down to about 1/10000 across the d columns":
-                _sinusoids(n, d, exponent=lambda j, d: (j // 2) / d),
+            "run from 1 down to about 1/10000 across the d columns": _sinusoids(
+                n, d, exponent=lambda j, d: (j // 2) / d
+            ),
             "the exponent uses the column index j (j/d); columns 2i and 2i+1 share ONE "
-            "frequency, 1 / 10000^(2i/d), with i = j // 2":
-                _sinusoids(n, d, exponent=lambda j, d: j / d),
+            "frequency, 1 / 10000^(2i/d), with i = j // 2": _sinusoids(
+                n, d, exponent=lambda j, d: j / d
+            ),
             "positions start at 1; the first row is position 0, whose encoding is "
             "[0, 1, 0, 1, ...]": _sinusoids(n, d, first=1),
         }
@@ -78,26 +89,38 @@ def check_positional_encoding(fn):
             if close(got, candidate):
                 raise Failed(f"for n = {n}, d = {d}: {what}")
         half = (d + 1) // 2
-        freq = 10000.0 ** (-2 * np.arange(half) / d)                  # (ceil(d/2),)
-        angles = np.arange(n)[:, None] * freq                         # (n, ceil(d/2))
-        blocks = np.concatenate([np.sin(angles), np.cos(angles[:, :d // 2])], axis=1)
+        freq = 10000.0 ** (-2 * np.arange(half) / d)  # (ceil(d/2),)
+        angles = np.arange(n)[:, None] * freq  # (n, ceil(d/2))
+        blocks = np.concatenate([np.sin(angles), np.cos(angles[:, : d // 2])], axis=1)
         if close(got, blocks):
-            raise Failed("you put all the sines first and all the cosines after them; this "
-                         "book (like the Transformer paper) interleaves them: sin in column "
-                         "2i, cos of the same angle in column 2i+1")
+            raise Failed(
+                "you put all the sines first and all the cosines after them; this "
+                "book (like the Transformer paper) interleaves them: sin in column "
+                "2i, cos of the same angle in column 2i+1"
+            )
         base = _implied_base(got, d)
-        if base is not None and not np.isclose(base, 10000.0, rtol=1e-3) and \
-                close(got, _sinusoids(n, d, base=base)):
-            raise Failed(f"you used the base {base:.4g} instead of 10000: PE[p, 2i] = "
-                         "sin(p / 10000^(2i/d))")
+        if (
+            base is not None
+            and not np.isclose(base, 10000.0, rtol=1e-3)
+            and close(got, _sinusoids(n, d, base=base))
+        ):
+            raise Failed(
+                f"you used the base {base:.4g} instead of 10000: PE[p, 2i] = sin(p / 10000^(2i/d))"
+            )
         if d % 2 and close(got[:, :-1], expected[:, :-1]):
-            raise Failed(f"for odd d = {d} the last column is wrong: column d-1 = {d - 1} is "
-                         f"even, so it holds a sine, sin(p / 10000^({d - 1}/{d}))")
+            raise Failed(
+                f"for odd d = {d} the last column is wrong: column d-1 = {d - 1} is "
+                f"even, so it holds a sine, sin(p / 10000^({d - 1}/{d}))"
+            )
         bad = np.argwhere(~near(got, expected))[0]
         p, j = bad
         kind = "sin" if j % 2 == 0 else "cos"
         want, have = shown(expected[p, j], got[p, j])
-        raise Failed(f"for n = {n}, d = {d}, entry [{p}, {j}] should be {kind}({p} / "
-                     f"10000^({2 * (j // 2)}/{d})) = {want}, you returned {have}")
-    return ("correct: sin on the even and cos on the odd columns, frequencies "
-            "1 / 10000^(2i/d), one row per position from 0, for even and odd d")
+        raise Failed(
+            f"for n = {n}, d = {d}, entry [{p}, {j}] should be {kind}({p} / "
+            f"10000^({2 * (j // 2)}/{d})) = {want}, you returned {have}"
+        )
+    return (
+        "correct: sin on the even and cos on the odd columns, frequencies "
+        "1 / 10000^(2i/d), one row per position from 0, for even and odd d"
+    )
