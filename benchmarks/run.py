@@ -63,9 +63,9 @@ def pin_to_one_core():
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
 
-def run_page(source: str, script: Path) -> dict:
-    """Run one page's code (MyST Markdown text) as a script in a fresh process on one core."""
-    script.with_suffix(".md").write_text(source)
+def run_page(source: Path, script: Path, chapters: Path = CHAPTERS) -> dict:
+    """Run one page's code as a script in a fresh process on one core, in ``chapters`` (the
+    folder whose ``attnkit`` it imports)."""
     subprocess.run(
         [
             sys.executable,
@@ -76,44 +76,50 @@ def run_page(source: str, script: Path) -> dict:
             "py:percent",
             "-o",
             str(script),
-            str(script.with_suffix(".md")),
+            str(source),
         ],
         check=True,
     )
+    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(chapters)}
     start = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, str(script)],
-        cwd=CHAPTERS,
-        env={**os.environ, "MPLBACKEND": "Agg"},
+        cwd=chapters,
+        env=env,
         stdout=subprocess.DEVNULL,
         preexec_fn=pin_to_one_core,
     )
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - start
     if status != 0:
-        raise RuntimeError(f"{script.stem} failed when run as a script")
+        raise RuntimeError(f"{source} failed when run as a script")
     return {"seconds": seconds, "peak_memory_mib": usage.ru_maxrss / 1024}
 
 
+def checkout(revision: str, folder: Path) -> Path:
+    """The repository's files at ``revision``, unpacked into ``folder``."""
+    folder.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "archive", revision], cwd=ROOT, check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
 def chapter_runs(compare: str | None = None) -> list[dict]:
-    """Each page's time and peak memory, run as a script; with ``compare``, the same page at that
-    git revision is run right before it, so both are measured under the same conditions."""
+    """Each page's time and peak memory, run as a script; with ``compare``, the same page as it
+    was at that git revision (with the helper as it was) runs right before it, so both are
+    measured under the same conditions. A page that did not exist then has no "before"."""
     rows = []
     with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        old = checkout(compare, folder / "old") if compare else None
         for page in chapter_pages():
             row = {"page": page}
-            if compare:
-                old = subprocess.run(
-                    ["git", "show", f"{compare}:{page}.md"],
-                    cwd=ROOT,
-                    check=True,
-                    capture_output=True,
-                    text=True,
-                ).stdout
-                before = run_page(old, Path(folder) / (Path(page).name + "-before.py"))
+            if old is not None and (old / f"{page}.md").exists():
+                before = run_page(old / f"{page}.md", folder / "old.py", old / "chapters")
                 row["before"] = {"revision": compare, **before}
-            current = (ROOT / f"{page}.md").read_text()
-            rows.append(row | run_page(current, Path(folder) / (Path(page).name + ".py")))
+            rows.append(row | run_page(ROOT / f"{page}.md", folder / "page.py"))
     return rows
 
 
@@ -198,7 +204,8 @@ def main():
         f"\none core; target 10 s a page\n{'page':<32}{before} {'time (s)':>9} {'peak memory (MiB)':>18}"
     )
     for row in result["pages"]:
-        before = f" {row['before']['seconds']:>10.2f}" if args.compare else ""
+        before = row.get("before", {}).get("seconds")
+        before = (f" {before:>10.2f}" if before else f" {'-':>10}") if args.compare else ""
         print(f"{row['page']:<32}{before} {row['seconds']:>9.2f} {row['peak_memory_mib']:>18.0f}")
     result["multi_head"] = mha_ratio()
     m = result["multi_head"]
