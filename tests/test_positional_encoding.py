@@ -318,6 +318,13 @@ def test_check_positional_encoding_accepts_correct_answers(fn):
         (pe_blocks, "all the sines first"),
         (pe_article_style, "ceil(d/2) sine columns"),
         (pe_odd_last_cos, "last column is wrong"),
+        # an even-d formula stretched to odd d: the exponent divides by d - 1 (the article's
+        # slicing does this) or by d + 1 (computed for d + 1 columns, the last one dropped)
+        (pe_with(exponent=lambda j, d: 2 * (j // 2) / (d - d % 2)), "divide by 4 instead of d = 5"),
+        (
+            lambda n, d: pe_with(exponent=lambda j, e: 2 * (j // 2) / e)(n, d + d % 2)[:, :d],
+            "divide by 6 instead of d = 5",
+        ),
         (lambda n, d: pe_reference(n, d)[:, : d - d % 2], "shape (7, 4)"),
         (lambda n, d: pe_reference(n, max(d, 2)), "for n = 3, d = 1 you returned shape (3, 2)"),
         (lambda n, d: pe_reference(n, d) * 2, "entry [0, 1] should be cos"),

@@ -85,6 +85,12 @@ def check_positional_encoding(fn):
             "positions start at 1; the first row is position 0, whose encoding is "
             "[0, 1, 0, 1, ...]": _sinusoids(n, d, first=1),
         }
+        if d % 2:  # an even-d formula stretched to odd d: the exponent divides by d - 1 or d + 1
+            for other in (d - 1, d + 1):
+                wrong[
+                    f"the exponents divide by {other} instead of d = {d}; for odd d too, column "
+                    f"2i holds sin(p / 10000^(2i/d)) and the last column is a sine"
+                ] = _sinusoids(n, d, exponent=lambda j, d, other=other: 2 * (j // 2) / other)
         for what, candidate in wrong.items():
             if close(got, candidate):
                 raise Failed(f"for n = {n}, d = {d}: {what}")
@@ -105,7 +111,8 @@ def check_positional_encoding(fn):
             and close(got, _sinusoids(n, d, base=base))
         ):
             raise Failed(
-                f"you used the base {base:.4g} instead of 10000: PE[p, 2i] = sin(p / 10000^(2i/d))"
+                f"for n = {n}, d = {d} you used the base {base:.4g} instead of 10000: "
+                "PE[p, 2i] = sin(p / 10000^(2i/d))"
             )
         if d % 2 and close(got[:, :-1], expected[:, :-1]):
             raise Failed(
