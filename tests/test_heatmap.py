@@ -301,7 +301,7 @@ def test_heatmap_alone_draws_masks_follows_controls_and_reads_out(chromium, tmp_
     )
     write_page(tmp_path, widget)
     with serve(tmp_path) as base:
-        page = chromium.new_page(viewport={"width": 1280, "height": 900})
+        page = chromium.new_page(viewport={"width": 1280, "height": 1400})  # the whole grid
         log = PageLog(page)
         page.goto(base + "index.html")
         root = page.locator("[data-attn-widget][data-drawn]")
