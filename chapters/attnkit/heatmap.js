@@ -392,6 +392,7 @@ function keyLabel(label, j, layout, togglePadding) {
     key.append(label);
     return key;
   }
+  key.setAttribute("aria-label", label); // the column's name is the key, not its button's
   const button = h("button", { type: "button" }, label);
   button.setAttribute("aria-label", `mask ${label}`);
   button.addEventListener("click", () => togglePadding(layout.keyIndex[j]));
