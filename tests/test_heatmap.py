@@ -524,6 +524,21 @@ def test_keyboard_alone_masks_keys_and_reads_every_cell(chromium, tmp_path):
         assert "temperature 0.10, causal mask" in grid.get_attribute("aria-label")
 
 
+def test_cursor_keeps_in_view_in_a_large_grid(chromium, tmp_path):
+    n = 64
+    widget = AttentionHeatmap(
+        [f"t{i}" for i in range(n)], np.random.default_rng(n).normal(size=(n, 4))
+    )
+    with opened(chromium, tmp_path, widget, height=400) as (page, root):
+        tab_to(page, ".attn-grid")
+        for move in ["PageDown"] * 6 + ["End"]:
+            page.keyboard.press(move)
+        assert root.locator(".attn-readout").text_content().startswith("t60 → t63: ")
+        mark = root.locator(".attn-cursor").bounding_box()
+        assert page.evaluate("scrollY") > 0 and 0 <= mark["y"] <= 400 - mark["height"]
+        assert cursor_cell(root) == (60, 63)
+
+
 def test_readout_follows_a_redraw(chromium, tmp_path):
     with opened(chromium, tmp_path, AttentionHeatmap(TOKENS, X)) as (_, root):
         root.locator('.attn-cell[data-row="2"][data-col="1"]').hover()

@@ -591,17 +591,22 @@ class Readout {
     if (event.target !== grid.element || event.altKey || event.ctrlKey || event.metaKey) return;
     const [i, j] = grid.cursor || [0, 0], m = grid.canvas.height, n = grid.canvas.width;
     const clamp = (v, size) => Math.max(0, Math.min(size - 1, v));
+    let next = null;
     if (event.key in STEPS) {
       const [di, dj] = STEPS[event.key];
-      this.point([clamp(i + di, m), clamp(j + dj, n)]);
+      next = [clamp(i + di, m), clamp(j + dj, n)];
     } else if (event.key === "Home" || event.key === "End") {
-      this.point([i, event.key === "Home" ? 0 : n - 1]);
+      next = [i, event.key === "Home" ? 0 : n - 1];
     } else if ((event.key === "Enter" || event.key === " ") && grid.layout.clickable) {
       grid.togglePadding(grid.layout.keyIndex[j]);
     } else {
       return;
     }
     event.preventDefault(); // the page does not scroll
+    if (next) {
+      this.point(next);
+      grid.mark.scrollIntoView({ block: "nearest", inline: "nearest" }); // within a large grid
+    }
   }
 
   point(cell) {
