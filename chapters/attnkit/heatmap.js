@@ -11,18 +11,28 @@
 //   controls  CONTROLS: one builder per control that heatmap.py's CONTROLS names
 //   labels    the token labels, as text, and the grid they frame
 //   drawing   the cells: a canvas with one pixel per cell, and the numbers of small grids
-//   readout   the hovered cell's query, key and weight
+//   legend    the colour bar
+//   readout   the cell under the mouse or the keyboard's cursor: its query, key and weight
 //   render    anywidget's entry point; TRAIT_EFFECTS says what each trait's change redraws
+//
+// Colours other than the cells' come from the page's theme (heatmap.css), so the widget follows
+// the book's light and dark modes and JupyterLab's themes.
 //
 // DOM contract (tests and benchmarks read it):
 //   [data-attn-widget]            the root; data-drawn counts the redraws
 //   root.attnWidget.drawn         {weights, masked} as last drawn, rows in the order drawn:
 //                                 weights[i][j] at full precision, masked[i][j] 1 where masked
+//   .attn-grid[role=grid]         focusable, named by its aria-label (the shape and settings);
+//                                 arrow keys move the cursor cell, Enter masks the cursor's key
 //   canvas.attn-canvas            pixel (j, i) is cell (i, j): its viridis colour, transparent
 //                                 where masked (the hatched background shows through)
 //   .attn-cell[data-row][data-col] with at most 16 keys, the weight rounded to two decimals,
-//                                 "–" where masked; larger heatmaps show colour only
-//   .attn-rowhead / .attn-colhead the token labels, in the order drawn
+//                                 "–" where masked, in black or white, whichever contrasts
+//                                 more with the cell; larger heatmaps show colour only
+//   .attn-rowhead / .attn-colhead the token labels, in the order drawn; where the padding control
+//                                 is shown, each key's label is a button, aria-pressed if masked
+//   .attn-readout                 a polite live region: the cursor cell's query, key and weight
+//   .attn-colorbar[role=img]      the colour scale, weights 0 to 1, with its tick labels
 
 const VIRIDIS = [ // matplotlib's viridis at 9 evenly spaced stops
   [68, 1, 84], [71, 45, 123], [59, 82, 139], [44, 114, 142], [33, 145, 140],
@@ -37,6 +47,18 @@ const PALETTE = Array.from({ length: LEVELS + 1 }, (_, k) => { // [r, g, b] per 
 // The palette as opaque canvas pixels: RGBA bytes read as 32-bit words, so in the machine's byte order.
 const PIXELS = new Uint32Array(Uint8Array.from(PALETTE.flatMap((rgb) => [...rgb, 255])).buffer);
 const MAX_ANNOTATED = 16; // with more keys than this, cells show colour only
+
+// WCAG's relative luminance of an sRGB colour [r, g, b], 0 to 255.
+function luminance(rgb) {
+  const [r, g, b] = rgb.map((v) => (v /= 255) <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+// Per level, whether black text contrasts more with its colour than white does. On viridis the
+// better of the two always reaches 4.5:1.
+const BLACK_TEXT = PALETTE.map((rgb) => {
+  const l = luminance(rgb);
+  return (l + 0.05) / 0.05 > 1.05 / (l + 0.05);
+});
 
 // --- weights: mirrors AttentionHeatmap.expected_weights -----------------------------------
 
@@ -193,6 +215,7 @@ function temperatureSlider({ model, set }) {
     // moved only for a new τ, so that a reader's drag is not snapped
     if (Math.abs(Math.pow(10, Number(slider.value)) - tau) > 1e-9) slider.value = String(Math.log10(tau));
     out.textContent = tau.toFixed(2);
+    slider.setAttribute("aria-valuetext", tau.toFixed(2)); // τ itself, not its logarithm
   };
   return { nodes: [h("label", {}, "temperature τ ", slider, " ", out)], follow };
 }
@@ -207,6 +230,7 @@ function widthSlider({ model, set }) {
   const follow = () => {
     slider.value = String(Math.max(0, choices.indexOf(model.get("d_k"))));
     out.textContent = String(model.get("d_k"));
+    slider.setAttribute("aria-valuetext", out.textContent); // the width, not its place in the list
   };
   return { nodes: [h("label", {}, "d_k ", slider, " ", out)], follow };
 }
@@ -247,7 +271,8 @@ function shuffleButtons({ model, set }) {
 
 // The keys' labels do the masking (see keyLabel); the control bar only says so.
 function paddingHint() {
-  return { nodes: [h("span", { className: "attn-hint" }, "click a key to mask it")], follow: () => {} };
+  return { nodes: [h("span", { className: "attn-hint" }, "click a key, or press Enter on it, to mask it")],
+    follow: () => {} };
 }
 
 // A menu of the query rows and one slider per component of the chosen row. Rebuilt when the
@@ -341,10 +366,13 @@ function textWidth(text) {
 }
 
 // Column widths come from the labels, never from the numbers, so a redraw never re-runs grid layout.
+// Compact columns are 0.8em wide, or 24 px where the keys' labels are buttons: the least size of
+// a target that WCAG 2.2 (2.5.8) allows.
 function gridColumns(layout, compact) {
   const labelWidth = Math.min(16, Math.max(5, ...layout.rowLabels.map(textWidth))) + 1;
   const cellWidth = Math.min(12, Math.max(5, ...layout.colLabels.map(textWidth))) + 1;
-  return `${labelWidth}ch repeat(${layout.colLabels.length}, ${compact ? "0.8em" : `${cellWidth}ch`})`;
+  const compactWidth = layout.clickable ? "24px" : "0.8em";
+  return `${labelWidth}ch repeat(${layout.colLabels.length}, ${compact ? compactWidth : `${cellWidth}ch`})`;
 }
 
 // Masks key `j` (its original index) if it is visible, else shows it again.
@@ -356,15 +384,26 @@ function paddingToggle(model, set) {
   };
 }
 
-// A key's label; where the padding control is shown, a click masks or unmasks that key.
+// A key's label; where the padding control is shown, it is a button that masks or unmasks that
+// key (markPadded shows which).
 function keyLabel(label, j, layout, togglePadding) {
-  const key = h("div", { className: "attn-colhead", role: "columnheader", title: label }, label);
-  if (layout.padded[j]) key.classList.add("attn-padded");
-  if (layout.clickable) {
-    key.classList.add("attn-clickable");
-    key.addEventListener("click", () => togglePadding(layout.keyIndex[j]));
+  const key = h("div", { className: "attn-colhead", role: "columnheader", title: label });
+  if (!layout.clickable) {
+    key.append(label);
+    return key;
   }
+  key.setAttribute("aria-label", label); // the column's name is the key, not its button's
+  const button = h("button", { type: "button" }, label);
+  button.setAttribute("aria-label", `mask ${label}`);
+  button.addEventListener("click", () => togglePadding(layout.keyIndex[j]));
+  key.classList.add("attn-clickable");
+  key.append(button);
   return key;
+}
+
+function markPadded(key, padded) {
+  key.classList.toggle("attn-padded", padded);
+  key.firstElementChild?.setAttribute("aria-pressed", String(padded)); // the button, if any
 }
 
 // The header row (the keys) and one row per query, each opening with the query's label.
@@ -378,6 +417,21 @@ function labelRows(layout, togglePadding) {
     return h("div", { className: "attn-row", role: "row" }, head);
   });
   return { header, rows };
+}
+
+// The grid's accessible name: what it shows and the settings it is drawn with.
+function gridName(model, layout) {
+  const settings = [`temperature ${model.get("temperature").toFixed(2)}`];
+  if (model.get("scale")) settings.push("scaled by √d_k");
+  if (model.get("d_k") > 0) settings.push(`d_k ${model.get("d_k")}`);
+  const heads = model.get("heads");
+  if (heads.length > 1) settings.push(heads[model.get("head")].name || `head ${model.get("head") + 1}`);
+  if (model.get("causal")) settings.push("causal mask");
+  if (model.get("positional")) settings.push("positional encoding");
+  const padded = layout.padded.filter(Boolean).length;
+  if (padded) settings.push(`${padded} ${padded === 1 ? "key" : "keys"} masked`);
+  return `attention weights of ${layout.rowLabels.length} queries (rows) over ${layout.colLabels.length} `
+    + `keys (columns), ${settings.join(", ")}; arrow keys move between cells`;
 }
 
 // --- drawing --------------------------------------------------------------------------------
@@ -399,7 +453,7 @@ function paintPixels(canvas, weights, masked) {
 // In small grids each cell also shows its weight, as text over the canvas.
 function numberCells(rows, columns) {
   return rows.map((row, i) => Array.from({ length: columns }, (_, j) => {
-    const cell = h("div", { className: "attn-cell", role: "cell" }, "");
+    const cell = h("div", { className: "attn-cell", role: "gridcell" }, "");
     cell.dataset.row = String(i);
     cell.dataset.col = String(j);
     cell.style.gridArea = `${i + 2} / ${j + 2}`;
@@ -413,44 +467,59 @@ function paintNumbers(cells, weights, masked) {
     const w = weights[i][j], hidden = masked[i][j];
     const text = hidden ? "–" : w.toFixed(2);
     if (cell.firstChild.nodeValue !== text) cell.firstChild.nodeValue = text;
-    cell.classList.toggle("attn-masked", Boolean(hidden));          // grey on the hatching
-    cell.classList.toggle("attn-light", !hidden && w > 0.6);       // dark on bright viridis
+    cell.classList.toggle("attn-masked", Boolean(hidden));                         // on the hatching
+    cell.classList.toggle("attn-on-light", !hidden && BLACK_TEXT[Math.round(w * LEVELS)]); // black text
   }));
 }
 
-// The labels, the canvas and (in small grids) the number cells, in a CSS grid.
+// The labels, the canvas, (in small grids) the number cells and the cursor, in a CSS grid.
+// The grid is one tab stop; the cursor is the cell its arrow keys (or the mouse) point at.
 class HeatmapGrid {
   constructor(togglePadding) {
-    this.element = h("div", { className: "attn-grid", role: "table" });
+    this.element = h("div", { className: "attn-grid", role: "grid", tabIndex: 0 });
     this.canvas = h("canvas", { className: "attn-canvas" });
-    this.canvas.setAttribute("aria-hidden", "true"); // the labels and numbers carry the content
+    this.canvas.setAttribute("aria-hidden", "true"); // the labels, numbers and readout carry the content
+    this.mark = h("div", { className: "attn-cursor", hidden: true });
+    this.mark.setAttribute("aria-hidden", "true");
     this.togglePadding = togglePadding;
     this.layout = null;
     this.layoutKey = "";
+    this.keys = [];
     this.cells = [];
+    this.cursor = null; // [i, j]
   }
 
-  // Rebuilds labels and cells if the layout changed; a redraw alone leaves them in place.
+  // Rebuilds labels and cells if the tokens or their order changed; masking a key only marks its
+  // label, so that the button a reader pressed keeps the focus. A redraw leaves them in place.
   lay(layout) {
-    const key = JSON.stringify(layout);
-    if (key === this.layoutKey) return;
     this.layout = layout;
-    this.layoutKey = key;
     const m = layout.rowLabels.length, n = layout.colLabels.length;
-    const compact = n > MAX_ANNOTATED;
-    this.element.classList.toggle("attn-compact", compact);
-    this.element.style.gridTemplateColumns = gridColumns(layout, compact);
-    this.canvas.width = n;
-    this.canvas.height = m;
-    this.canvas.style.gridArea = `2 / 2 / ${m + 2} / ${n + 2}`;
-    const { header, rows } = labelRows(layout, this.togglePadding);
-    this.cells = compact ? [] : numberCells(rows, n);
-    this.element.replaceChildren(header, this.canvas, ...rows);
+    const key = JSON.stringify({ ...layout, padded: null });
+    if (key !== this.layoutKey) {
+      this.layoutKey = key;
+      const compact = n > MAX_ANNOTATED;
+      this.element.classList.toggle("attn-compact", compact);
+      this.element.classList.toggle("attn-key-buttons", layout.clickable);
+      this.element.style.gridTemplateColumns = gridColumns(layout, compact);
+      this.canvas.width = n;
+      this.canvas.height = m;
+      this.canvas.style.gridArea = `2 / 2 / ${m + 2} / ${n + 2}`;
+      const { header, rows } = labelRows(layout, this.togglePadding);
+      this.keys = [...header.children].slice(1);
+      this.cells = compact ? [] : numberCells(rows, n);
+      this.element.replaceChildren(header, this.canvas, ...rows, this.mark);
+      if (this.cursor) this.moveCursor([Math.min(this.cursor[0], m - 1), Math.min(this.cursor[1], n - 1)]);
+    }
+    this.keys.forEach((label, j) => markPadded(label, layout.padded[j]));
   }
 
   paint(weights, masked) {
     paintPixels(this.canvas, weights, masked);
     paintNumbers(this.cells, weights, masked);
+  }
+
+  name(text) {
+    if (this.element.getAttribute("aria-label") !== text) this.element.setAttribute("aria-label", text);
   }
 
   // The cell [i, j] under a point of the page, or null.
@@ -460,20 +529,98 @@ class HeatmapGrid {
     const j = Math.floor(((x - box.left) / box.width) * this.canvas.width);
     return i >= 0 && j >= 0 && i < this.canvas.height && j < this.canvas.width ? [i, j] : null;
   }
+
+  // Puts the cursor on cell [i, j]: the mark fills that cell's grid area (it is absolutely
+  // positioned, so moving it does not lay the grid out again; an absolutely positioned item's
+  // area needs both its end lines, which would otherwise be the grid's edges).
+  moveCursor([i, j]) {
+    this.cursor = [i, j];
+    this.mark.style.gridArea = `${i + 2} / ${j + 2} / ${i + 3} / ${j + 3}`;
+    this.mark.hidden = false;
+  }
+}
+
+// --- legend ---------------------------------------------------------------------------------
+
+const TICKS = [0, 0.25, 0.5, 0.75, 1];
+
+// The colour scale of the cells: weights from 0 to 1, the same for every row and every setting
+// (each row's weights sum to 1), and the hatching of masked cells.
+function legend() {
+  const stops = VIRIDIS.map((rgb, k) => `rgb(${rgb.join(" ")}) ${(100 * k) / (VIRIDIS.length - 1)}%`);
+  const ramp = h("div", { className: "attn-colorbar-ramp" });
+  ramp.style.backgroundImage = `linear-gradient(to right, ${stops.join(", ")})`;
+  const ticks = TICKS.map((t) => {
+    const tick = h("span", { className: "attn-colorbar-tick" }, String(t));
+    tick.style.left = `${100 * t}%`;
+    return tick;
+  });
+  const bar = h("div", { className: "attn-colorbar", role: "img" }, ramp, ...ticks);
+  bar.setAttribute("aria-label",
+    "colour scale: weight 0 dark purple, 0.5 teal, 1 yellow; hatched cells are masked");
+  return h("div", { className: "attn-legend" }, h("span", {}, "weight"), bar,
+    h("span", { className: "attn-legend-masked" }, h("span", { className: "attn-swatch" }), "masked"));
 }
 
 // --- readout --------------------------------------------------------------------------------
 
-// Hovering a cell shows its query, key and weight in full.
-function followHover(grid, readout, drawn) {
-  grid.element.addEventListener("mousemove", (event) => {
-    const cell = grid.cellAt(event.clientX, event.clientY);
-    if (!cell) return;
-    const [i, j] = cell, { weights, masked } = drawn();
-    const { rowLabels, colLabels } = grid.layout;
+const STEPS = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1],
+  PageUp: [-10, 0], PageDown: [10, 0] };
+
+// The cursor cell's query, key and weight in full. A polite live region, so that screen readers
+// announce it; shown again on every redraw, so that it never tells a weight no longer drawn.
+class Readout {
+  constructor(grid, drawn) {
+    this.grid = grid;
+    this.drawn = drawn;
+    this.element = h("div", { className: "attn-readout" },
+      "point at a cell, or use the arrow keys on the grid, to read its weight");
+    this.element.setAttribute("aria-live", "polite");
+    this.element.setAttribute("aria-atomic", "true");
+    grid.element.addEventListener("mousemove", (event) => {
+      const cell = grid.cellAt(event.clientX, event.clientY);
+      if (cell) this.point(cell);
+    });
+    grid.element.addEventListener("focus", () => this.point(grid.cursor || [0, 0]));
+    grid.element.addEventListener("keydown", (event) => this.key(event));
+  }
+
+  // Arrow keys, Page Up and Down, Home and End move the cursor; Enter or Space masks its key.
+  key(event) {
+    const grid = this.grid;
+    if (event.target !== grid.element || event.altKey || event.ctrlKey || event.metaKey) return;
+    const [i, j] = grid.cursor || [0, 0], m = grid.canvas.height, n = grid.canvas.width;
+    const clamp = (v, size) => Math.max(0, Math.min(size - 1, v));
+    let next = null;
+    if (event.key in STEPS) {
+      const [di, dj] = STEPS[event.key];
+      next = [clamp(i + di, m), clamp(j + dj, n)];
+    } else if (event.key === "Home" || event.key === "End") {
+      next = [i, event.key === "Home" ? 0 : n - 1];
+    } else if ((event.key === "Enter" || event.key === " ") && grid.layout.clickable) {
+      grid.togglePadding(grid.layout.keyIndex[j]);
+    } else {
+      return;
+    }
+    event.preventDefault(); // the page does not scroll
+    if (next) {
+      this.point(next);
+      grid.mark.scrollIntoView({ block: "nearest", inline: "nearest" }); // within a large grid
+    }
+  }
+
+  point(cell) {
+    this.grid.moveCursor(cell);
+    this.show();
+  }
+
+  show() {
+    if (!this.grid.cursor) return;
+    const [i, j] = this.grid.cursor, { weights, masked } = this.drawn();
+    const { rowLabels, colLabels } = this.grid.layout;
     const text = `${rowLabels[i]} → ${colLabels[j]}: ${masked[i][j] ? "masked (0)" : weights[i][j].toFixed(6)}`;
-    if (readout.textContent !== text) readout.textContent = text;
-  });
+    if (this.element.textContent !== text) this.element.textContent = text;
+  }
 }
 
 // --- render ---------------------------------------------------------------------------------
@@ -524,18 +671,19 @@ function render({ model, el }) {
   const grid = new HeatmapGrid(paddingToggle(model, set));
   const weights = modelWeights(model);
   const controlArea = h("div");
-  const readout = h("div", { className: "attn-readout" }, "\u00a0");
-  const root = h("div", { className: "attn-widget" }, controlArea, readout,
+  const readout = new Readout(grid, () => api.drawn);
+  const root = h("div", { className: "attn-widget" }, controlArea, legend(), readout.element,
     h("div", { className: "attn-scroll" }, grid.element));
   root.dataset.attnWidget = "";
   root.attnWidget = api;
   el.replaceChildren(root);
-  followHover(grid, readout, () => api.drawn);
 
   let controls = null, draws = 0;
   function redraw() {
     api.drawn = weights();
     grid.paint(api.drawn.weights, api.drawn.masked);
+    grid.name(gridName(model, grid.layout));
+    readout.show();
     root.dataset.drawn = String(++draws);
     publish(model, set, api.drawn.weights);
   }

@@ -29,7 +29,7 @@ CONTROLS = {
     "temperature": "a slider for τ, from 0.1 to 10 on a log scale",
     "scale": "a checkbox: divide the scores by √d_k",
     "causal": "a checkbox: the decoder's causal mask (self-attention only)",
-    "padding": "click a key's label to mask that key (a padding mask)",
+    "padding": "each key's label is a button that masks that key (a padding mask)",
     "head": "a menu of the heads, when there are several",
     "positional": "a checkbox: add sinusoidal positional encoding (self-attention only)",
     "shuffle": "buttons that shuffle the tokens and restore their order (self-attention only)",
