@@ -46,9 +46,12 @@ def write_master(chapter: str, folder: Path) -> Path:
     if not exercises:
         raise ValueError(f"the chapter {chapter!r} has no coding exercise")
     title = re.search(r"^# (.+)$", text, re.M)[1]
-    notebook = master_notebook(
-        chapter, title, exercises, assignment_settings(text), setup_code(text)
+    settings = assignment_settings(text)
+    used = "\n".join(
+        [exercise.solution for exercise in exercises]
+        + [test for setting in settings.values() for test in setting.get("public") or []]
     )
+    notebook = master_notebook(chapter, title, exercises, settings, setup_code(text, used))
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     shutil.copy(ROOT / "requirements.txt", folder / "requirements.txt")

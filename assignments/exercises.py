@@ -140,9 +140,9 @@ def _solution_code(cells, start: int) -> str:
     raise ValueError("a {solution-start} block has no {solution-end}")
 
 
-def setup_code(text: str) -> str:
-    """The imports of the chapter's code cells before its first exercise, one per line, so
-    that the reference solutions find the names the chapter gives them."""
+def setup_code(text: str, code: str) -> str:
+    """The imports of the chapter's code cells before its first exercise that ``code`` (the
+    solutions and the tests) uses, so that they find the names the chapter gives them."""
     cells = jupytext.reads(text, fmt="md:myst").cells
     imports = []
     for cell in cells:
@@ -151,8 +151,13 @@ def setup_code(text: str) -> str:
         if cell.cell_type != "code":
             continue
         for node in ast.parse(cell.source).body:
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                statement = ast.get_source_segment(cell.source, node)
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            names = [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+            used = [name for name in names if re.search(rf"\b{name}\b", code)]
+            if used:
+                node.names = [a for a in node.names if (a.asname or a.name).split(".")[0] in used]
+                statement = ast.unparse(node)
                 if statement not in imports:
                     imports.append(statement)
     return "\n".join(imports)
