@@ -3,6 +3,7 @@
 #               (once each) and build the book into _build/html
 #   make test   create .venv (once) and run every test (pytest)
 #   make student   the student edition, without solutions, into _build/student
+#   make assignments   an Otter-Grader assignment per chapter into _build/assignments
 #   make lint / make format   check / rewrite the code with ruff (pyproject.toml)
 PYTHON ?= python3
 VENV := .venv
@@ -13,7 +14,7 @@ OUT ?= .
 CACHE ?= $(OUT)/_build/.jupyter_cache
 BUILD := $(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
 
-.PHONY: book test student lab clean lock lint format
+.PHONY: book test student assignments lab clean lock lint format
 
 # The pinned environment, the helper library attnkit (editable: a change to it is live), and
 # JupyterLab set to open the chapters' Markdown as notebooks, as on Binder (binder/postBuild).
@@ -43,6 +44,11 @@ student: $(VENV)/installed node_modules/.package-lock.json
 	BOOK_EDITION=student BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BUILD) --path-output $(OUT)/_build/.student
 	rm -rf $(OUT)/_build/student && cp -R $(OUT)/_build/.student/_build/html $(OUT)/_build/student
 	@echo "The student edition is in $(OUT)/_build/student: open $(OUT)/_build/student/index.html"
+
+# An Otter-Grader assignment for each chapter with coding exercises (the assignments package):
+# _build/assignments/<chapter>/student to hand out, .../autograder to grade (otter run, Gradescope).
+assignments: $(VENV)/installed
+	$(BIN)/python -m assignments.build --out $(OUT)/_build/assignments
 
 # ruff, as configured in pyproject.toml: the Python files and the chapters' code cells.
 lint: $(VENV)/installed

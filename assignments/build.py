@@ -1,0 +1,91 @@
+"""``make assignments``: an Otter-Grader assignment for every chapter with coding exercises.
+
+For each such chapter, the master notebook (:mod:`assignments.master`) is written beside a copy
+of the book's pinned ``requirements.txt`` and of the helper ``attnkit``, and ``otter assign``
+turns it into ``<out>/<chapter>/student`` (the notebook to hand out, with the public tests) and
+``<out>/<chapter>/autograder`` (the solutions and the autograder zip, which grades with the
+book's environment and this helper). The masters stay in ``<out>/.masters``.
+
+    python -m assignments.build [--out _build/assignments] [chapter ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+from assignments.exercises import assignment_settings, coding_exercises, setup_code
+from assignments.master import master_notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = ROOT / "chapters"
+
+
+def chapters_with_exercises() -> list[str]:
+    """The slugs of the chapters that have coding exercises."""
+    return [
+        path.stem
+        for path in sorted(CHAPTERS.glob("*.md"))
+        if coding_exercises(path.read_text(encoding="utf-8"))
+    ]
+
+
+def write_master(chapter: str, folder: Path) -> Path:
+    """The master notebook of ``chapter`` and the files it needs, in ``folder``."""
+    source = CHAPTERS / f"{chapter}.md"
+    if not source.exists():
+        raise ValueError(f"there is no chapter {chapter!r} ({source} is missing)")
+    text = source.read_text(encoding="utf-8")
+    exercises = coding_exercises(text)
+    if not exercises:
+        raise ValueError(f"the chapter {chapter!r} has no coding exercise")
+    title = re.search(r"^# (.+)$", text, re.M)[1]
+    settings = assignment_settings(text)
+    used = "\n".join(
+        [exercise.solution for exercise in exercises]
+        + [test for setting in settings.values() for test in setting.get("public") or []]
+    )
+    notebook = master_notebook(chapter, title, exercises, settings, setup_code(text, used))
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    shutil.copy(ROOT / "requirements.txt", folder / "requirements.txt")
+    shutil.copytree(
+        CHAPTERS / "attnkit",
+        folder / "attnkit",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
+    master = folder / f"{chapter}.ipynb"
+    nbformat.write(notebook, master)
+    return master
+
+
+def build(chapter: str, out: Path) -> Path:
+    """``otter assign`` for ``chapter`` into ``out/<chapter>``; returns that folder."""
+    master = write_master(chapter, out / ".masters" / chapter)
+    result = out / chapter
+    shutil.rmtree(result, ignore_errors=True)
+    subprocess.run(
+        [sys.executable, "-m", "otter", "assign", str(master), str(result)],
+        check=True,
+        cwd=master.parent,
+    )
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("chapters", nargs="*", help="slugs (default: every chapter with exercises)")
+    parser.add_argument("--out", type=Path, default=ROOT / "_build" / "assignments")
+    args = parser.parse_args(argv)
+    for chapter in args.chapters or chapters_with_exercises():
+        print(f"{chapter}: {build(chapter, args.out.resolve())}")
+
+
+if __name__ == "__main__":
+    main()

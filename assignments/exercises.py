@@ -1,0 +1,173 @@
+"""A chapter's coding exercises, read from its MyST source.
+
+A coding exercise is an ``{exercise}`` directive with a ``:label:``, followed by a code cell
+whose stub raises ``NotImplementedError("replace this line with your code")`` and ends by calling
+the chapter's ``check_*`` function on the student's function; its reference solution is the
+code between ``{solution-start} <label>`` and ``{solution-end}``. What the assignment needs of
+the chapter besides (its imports, the points of each question and its public tests) comes from
+:func:`setup_code` and :func:`assignment_settings`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+import jupytext
+import yaml
+
+STUB_MARK = 'raise NotImplementedError("replace this line with your code")'
+# An opening fence of a MyST directive, its name and its argument; the body runs to a closing
+# fence of the same character, at least as long.
+DIRECTIVE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[\w-]+)\}[ \t]*(?P<argument>.*)$", re.M)
+OPTION = re.compile(r"^:(?P<key>[\w-]+):[ \t]*(?P<value>.*)$")
+
+
+@dataclass(frozen=True)
+class CodingExercise:
+    label: str
+    title: str
+    prompt: str  # the exercise's Markdown, its options left out
+    stub: str  # the student's code cell, as the chapter gives it
+    solution: str  # the reference solution's code, without the call to the check
+    function: str  # the name of the function the student writes
+    check: str  # the name of the check the stub calls on it
+    check_module: str  # where the check is imported from
+
+
+def _directives(markdown: str):
+    """(name, argument, body lines) of every top-level directive in ``markdown``."""
+    lines = markdown.splitlines()
+    index = 0
+    while index < len(lines):
+        opening = DIRECTIVE.match(lines[index])
+        if opening is None:
+            index += 1
+            continue
+        fence = opening["fence"]
+        end = next(
+            (
+                i
+                for i in range(index + 1, len(lines))
+                if set(lines[i].strip()) == {fence[0]} and len(lines[i].strip()) >= len(fence)
+            ),
+            None,
+        )
+        if end is None:
+            raise ValueError(f"the directive {lines[index]!r} is never closed")
+        yield opening["name"], opening["argument"].strip(), lines[index + 1 : end]
+        index = end + 1
+
+
+def _split_options(body: list[str]) -> tuple[dict[str, str], str]:
+    options = {}
+    while body and (option := OPTION.match(body[0])):
+        options[option["key"]] = option["value"].strip()
+        body = body[1:]
+    return options, "\n".join(body).strip()
+
+
+def _without_check_call(code: str, check: str, function: str) -> str:
+    call = f"{check}({function})"
+    return "\n".join(line for line in code.splitlines() if line.strip() != call).strip()
+
+
+def _stub_parts(stub: str, label: str) -> tuple[str, str, str]:
+    """The student's function, the check the stub calls on it, and the check's module."""
+    tree = ast.parse(stub)
+    functions = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
+    calls = [
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Name)
+        and node.value.func.id.startswith("check_")
+    ]
+    if len(functions) != 1 or len(calls) != 1:
+        raise ValueError(
+            f"{label}: a coding exercise's cell defines one function and calls one check on it, "
+            f"found functions {functions} and {len(calls)} check calls"
+        )
+    check = calls[0].func.id
+    modules = [
+        node.module
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and check in {alias.name for alias in node.names}
+    ]
+    if not modules:
+        raise ValueError(f"{label}: the cell calls {check} without importing it")
+    return functions[0], check, modules[0]
+
+
+def coding_exercises(text: str) -> list[CodingExercise]:
+    """The coding exercises of the MyST notebook ``text``, in the chapter's order."""
+    cells = jupytext.reads(text, fmt="md:myst").cells
+    exercises, solutions = [], {}
+    for index, cell in enumerate(cells):
+        if cell.cell_type != "markdown":
+            continue
+        directives = list(_directives(cell.source))
+        for name, argument, _ in directives:
+            if name == "solution-start":
+                solutions[argument] = _solution_code(cells, index)
+        # the stub is the code cell right after the exercise, so the exercise ends its cell
+        following = cells[index + 1] if index + 1 < len(cells) else None
+        if directives and directives[-1][0] == "exercise" and following is not None:
+            if STUB_MARK in following.source:
+                _, title, body = directives[-1]
+                options, prompt = _split_options(body)
+                exercises.append((options["label"], title, prompt, following.source))
+    found = []
+    for label, title, prompt, stub in exercises:
+        if label not in solutions:
+            raise ValueError(f"{label}: a coding exercise needs a {{solution-start}} {label} block")
+        function, check, module = _stub_parts(stub, label)
+        solution = _without_check_call(solutions[label], check, function)
+        found.append(CodingExercise(label, title, prompt, stub, solution, function, check, module))
+    return found
+
+
+def _solution_code(cells, start: int) -> str:
+    """The code cells from the markdown cell ``start`` to the one that ends the solution."""
+    code = []
+    for cell in cells[start + 1 :]:
+        if cell.cell_type == "markdown" and "{solution-end}" in cell.source:
+            return "\n\n".join(code)
+        if cell.cell_type == "code":
+            code.append(cell.source)
+    raise ValueError("a {solution-start} block has no {solution-end}")
+
+
+def setup_code(text: str, code: str) -> str:
+    """The imports of the chapter's code cells before its first exercise that ``code`` (the
+    solutions and the tests) uses, so that they find the names the chapter gives them."""
+    cells = jupytext.reads(text, fmt="md:myst").cells
+    imports = []
+    for cell in cells:
+        if cell.cell_type == "markdown" and "{exercise}" in cell.source:
+            break
+        if cell.cell_type != "code":
+            continue
+        for node in ast.parse(cell.source).body:
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            names = [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+            used = [name for name in names if re.search(rf"\b{name}\b", code)]
+            if used:
+                node.names = [a for a in node.names if (a.asname or a.name).split(".")[0] in used]
+                statement = ast.unparse(node)
+                if statement not in imports:
+                    imports.append(statement)
+    return "\n".join(imports)
+
+
+def assignment_settings(text: str) -> dict[str, dict]:
+    """The front matter's ``assignment`` mapping: for each coding exercise's label, its
+    ``points`` and its ``public`` tests (Python expressions that must be true)."""
+    front = re.match(r"^---\n(.*?)\n---\n", text, re.S)
+    settings = (yaml.safe_load(front[1]) if front else {}).get("assignment") or {}
+    if not isinstance(settings, dict):
+        raise ValueError("the front matter's assignment is a mapping from labels to settings")
+    return settings
