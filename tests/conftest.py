@@ -64,3 +64,9 @@ def built_book_without_repository(background):
 def python_without_attnkit(background):
     """The python of a fresh environment with Jupyter's kernel and nothing of the book."""
     return background.python.result()
+
+
+@pytest.fixture(scope="session")
+def assignments(background):
+    """The graded chapters' Otter-Grader assignments: chapter -> its folder (student/, autograder/)."""
+    return background.assignments.result()

@@ -5,6 +5,10 @@ are graded once each: the solutions notebook that ``otter assign`` wrote (full m
 untouched student notebook (zero, without crashing), and a student notebook in which every
 question holds a typical wrong answer except every other one, which holds the reference
 solution: the wrong ones lose their points, the others keep theirs.
+
+An ``otter run`` takes about ten seconds, so grading every chapter takes minutes: ``make test``
+grades chapter 1's assignment end to end, and ``make test-assignments`` (``BOOK_GRADE_ALL=1``)
+grades every chapter's.
 """
 
 import json
@@ -15,11 +19,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from assignments.build import build, chapters_with_exercises
+from assignments.build import chapters_with_exercises
 from assignments.exercises import coding_exercises
+from tests.support.background import graded_chapters
 from tests.support.book import ROOT
 
 CHAPTERS = chapters_with_exercises()
+GRADED = graded_chapters()
 
 # A typical mistake for each coding exercise, as the student's function.
 WRONG_ANSWERS = {
@@ -97,13 +103,6 @@ def exercises(chapter):
     return coding_exercises((ROOT / "chapters" / f"{chapter}.md").read_text(encoding="utf-8"))
 
 
-@pytest.fixture(scope="session")
-def assignments(tmp_path_factory):
-    """Every chapter's assignment, built into a fresh folder."""
-    out = tmp_path_factory.mktemp("assignments")
-    return {chapter: build(chapter, out) for chapter in CHAPTERS}
-
-
 def grade(assignment: Path, notebook: Path, results: Path) -> dict[str, float]:
     """One ``otter run`` of ``notebook`` with the assignment's autograder: score per question."""
     (autograder,) = (assignment / "autograder").glob("*.zip")
@@ -143,21 +142,21 @@ def test_every_coding_exercise_has_a_wrong_answer():
     assert len(CHAPTERS) == 7
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.parametrize("chapter", GRADED)
 def test_the_reference_solutions_score_full_marks(assignments, chapter, tmp_path):
     assignment = assignments[chapter]
     scores = grade(assignment, assignment / "autograder" / f"{chapter}.ipynb", tmp_path / "r")
     assert scores == points(assignment, chapter)
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.parametrize("chapter", GRADED)
 def test_the_untouched_student_notebook_scores_zero(assignments, chapter, tmp_path):
     assignment = assignments[chapter]
     scores = grade(assignment, assignment / "student" / f"{chapter}.ipynb", tmp_path / "r")
     assert scores == dict.fromkeys(points(assignment, chapter), 0)
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.parametrize("chapter", GRADED)
 def test_a_wrong_answer_loses_exactly_its_points(assignments, chapter, tmp_path):
     assignment = assignments[chapter]
     chapter_exercises = exercises(chapter)
@@ -176,7 +175,7 @@ def test_a_wrong_answer_loses_exactly_its_points(assignments, chapter, tmp_path)
     assert grade(assignment, notebook, tmp_path / "r") == expected
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.parametrize("chapter", GRADED)
 def test_the_student_folder_holds_no_hidden_test_and_no_solution(assignments, chapter):
     files = [path for path in (assignments[chapter] / "student").rglob("*") if path.is_file()]
     assert files

@@ -2,22 +2,25 @@
 
 A clean build executes every notebook and takes about a minute; on two cores it can run while
 the tests that need no build do, instead of before them. The same holds for the fresh Python
-environment in which a downloaded notebook is run. The normal build comes first; the student
+environment in which a downloaded notebook is run, and for the Otter-Grader assignments. The normal build comes first; the student
 edition and a build without a repository URL then run side by side, both reusing its execution
 cache, as ``make student`` does.
 """
 
+import os
 import subprocess
 import time
 import venv
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from assignments.build import build as build_assignment
+from assignments.build import chapters_with_exercises
 from tests.support.book import REPOSITORY_URL, build
 
 # The fixtures that wait for background work: tests that use one run after all the others.
 BUILD_FIXTURES = frozenset({"built_book", "built_student_edition", "built_book_without_repository"})
-BACKGROUND_FIXTURES = BUILD_FIXTURES | {"python_without_attnkit"}
+BACKGROUND_FIXTURES = BUILD_FIXTURES | {"python_without_attnkit", "assignments"}
 
 
 def make_python_without_attnkit(folder: Path) -> Path:
@@ -29,6 +32,16 @@ def make_python_without_attnkit(folder: Path) -> Path:
     return python
 
 
+def graded_chapters() -> list[str]:
+    """The chapters whose assignments the tests grade: every one with ``BOOK_GRADE_ALL=1``, else
+    chapter 1 (an ``otter run`` takes about ten seconds; three a chapter add up to minutes)."""
+    return chapters_with_exercises() if os.environ.get("BOOK_GRADE_ALL") == "1" else ["attention"]
+
+
+def build_assignments(chapters: list[str], out: Path) -> dict[str, Path]:
+    return {chapter: build_assignment(chapter, out) for chapter in chapters}
+
+
 class Background:
     """Starts what the collected tests need; each job's result is a future, waited for by the
     fixture that needs it (see tests/conftest.py)."""
@@ -37,6 +50,7 @@ class Background:
         self.seconds: dict[str, float] = {}
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="background")
         self.book = self.student = self.no_repository = self.python = None
+        self.assignments = None
         if needed & BUILD_FIXTURES:
             self.book_folder, self.other_folder = (
                 folders("book"),
@@ -61,6 +75,10 @@ class Background:
                 after=self.book,
                 cache=self.book_folder / "_build" / ".jupyter_cache",
                 GIT_DIR=str(self.other_folder / "no-git-here"),
+            )
+        if "assignments" in needed:
+            self.assignments = self._start(
+                "assignments", build_assignments, graded_chapters(), folders("assignments")
             )
         if "python_without_attnkit" in needed:
             self.python = self._start(
