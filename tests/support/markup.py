@@ -1,0 +1,55 @@
+"""A built page read as elements and text, with the standard library's HTML parser."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html.parser import HTMLParser
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
+
+
+@dataclass(frozen=True)
+class Element:
+    tag: str
+    attrs: dict
+
+    def has_class(self, name):
+        return name in (self.attrs.get("class") or "").split()
+
+
+class _Reader(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.open: list[Element] = []
+        self.texts: list[tuple[str, tuple[Element, ...]]] = []
+        self.images: list[Element] = []
+
+    def handle_starttag(self, tag, attrs):
+        element = Element(tag, dict(attrs))
+        if tag == "img":
+            self.images.append(element)
+        if tag not in VOID:
+            self.open.append(element)
+
+    def handle_startendtag(self, tag, attrs):
+        if tag == "img":
+            self.images.append(Element(tag, dict(attrs)))
+
+    def handle_endtag(self, tag):
+        # close up to the innermost open element of that name (HTML lets some end tags go)
+        for depth in range(len(self.open) - 1, -1, -1):
+            if self.open[depth].tag == tag:
+                del self.open[depth:]
+                break
+
+    def handle_data(self, data):
+        if data.strip():
+            self.texts.append((data, tuple(self.open)))
+
+
+def read(html: str) -> _Reader:
+    """The page's images, and each piece of text with the elements that enclose it."""
+    reader = _Reader()
+    reader.feed(html)
+    reader.close()
+    return reader
