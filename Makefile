@@ -14,7 +14,7 @@ OUT ?= .
 CACHE ?= $(OUT)/_build/.jupyter_cache
 BUILD := $(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
 
-.PHONY: book test test-assignments student assignments lab clean lock lint format
+.PHONY: book test test-assignments test-accessibility student assignments lab clean lock lint format
 
 # The pinned environment, the helper library attnkit (editable: a change to it is live), and
 # JupyterLab set to open the chapters' Markdown as notebooks, as on Binder (binder/postBuild).
@@ -49,6 +49,10 @@ student: $(VENV)/installed node_modules/.package-lock.json
 # _build/assignments/<chapter>/student to hand out, .../autograder to grade (otter run, Gradescope).
 assignments: $(VENV)/installed
 	$(BIN)/python -m assignments.build --out $(OUT)/_build/assignments
+
+# Every page with axe-core at both widths in both modes (make test: on a phone, dark mode).
+test-accessibility: $(VENV)/installed
+	BOOK_READ_EVERY_WAY=1 $(BIN)/python -m pytest tests/test_accessibility.py
 
 # Grade every chapter's assignment with real otter runs (make test grades chapter 1's only).
 test-assignments: $(VENV)/installed
