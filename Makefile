@@ -18,12 +18,12 @@ BUILD := $(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
 
 # The pinned environment, the helper library attnkit (editable: a change to it is live), and
 # JupyterLab set to open the chapters' Markdown as notebooks, as on Binder (binder/postBuild).
-# --no-compile: byte-compiling every installed module up front costs a third of the install;
-# Python compiles what it imports, when it first imports it.
+# pip byte-compiles what it installs: where PYTHONDONTWRITEBYTECODE is set (as on CI machines)
+# Python never caches its own compilation, and every process would compile torch anew.
 $(VENV)/installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --no-compile -r requirements.txt
-	$(BIN)/python -m pip install --quiet --no-compile --no-deps --editable .
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps --editable .
 	JUPYTER_CONFIG_DIR=$(VENV)/etc/jupyter $(BIN)/jupytext-config set-default-viewer
 	touch $@
 
