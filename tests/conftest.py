@@ -8,7 +8,7 @@ so that the two overlap on two cores.
 import pytest
 from hypothesis import settings
 
-from tests.support.background import BACKGROUND_FIXTURES, Background
+from tests.support.background import BACKGROUND_FIXTURES, BUILD_FIXTURES, Background
 
 # Property tests share the CPU with the builds: an example's time says nothing about its result.
 settings.register_profile("shared-cpu", deadline=None)
@@ -18,8 +18,14 @@ BACKGROUND = pytest.StashKey[Background]()
 
 
 def pytest_collection_modifyitems(items):
-    """Tests that need no background work first (a stable sort keeps each group's order)."""
-    items.sort(key=lambda item: bool(BACKGROUND_FIXTURES & set(item.fixturenames)))
+    """Tests that need no background work first, then those that need only the quick jobs (the
+    assignments), then those that wait for a build (a stable sort keeps each group's order)."""
+
+    def waits_for(item):
+        needs = set(item.fixturenames)
+        return 2 if needs & BUILD_FIXTURES else 1 if needs & BACKGROUND_FIXTURES else 0
+
+    items.sort(key=waits_for)
 
 
 def pytest_terminal_summary(terminalreporter, config):
