@@ -9,6 +9,7 @@ import pytest
 from hypothesis import settings
 
 from tests.support.background import BACKGROUND_FIXTURES, BUILD_FIXTURES, Background
+from tests.support.browser import require_chromium
 
 # Property tests share the CPU with the builds: an example's time says nothing about its result.
 settings.register_profile("shared-cpu", deadline=None)
@@ -76,3 +77,10 @@ def python_without_attnkit(background):
 def assignments(background):
     """The graded chapters' Otter-Grader assignments: chapter -> its folder (student/, autograder/)."""
     return background.assignments.result()
+
+
+@pytest.fixture(scope="session")
+def page_readings(background):
+    """Every page read in a browser: ({"width mode page": reading}, the screenshots' folder)."""
+    require_chromium()
+    return background.readings.result()

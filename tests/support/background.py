@@ -7,8 +7,10 @@ edition and a build without a repository URL then run side by side, both reusing
 cache, as ``make student`` does.
 """
 
+import json
 import os
 import subprocess
+import sys
 import time
 import venv
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -16,10 +18,13 @@ from pathlib import Path
 
 from assignments.build import build as build_assignment
 from assignments.build import chapters_with_exercises
-from tests.support.book import REPOSITORY_URL, build
+from tests.support.book import REPOSITORY_URL, ROOT, build
+from tests.support.browser import CHROMIUM
 
 # The fixtures that wait for background work: tests that use one run after all the others.
-BUILD_FIXTURES = frozenset({"built_book", "built_student_edition", "built_book_without_repository"})
+BUILD_FIXTURES = frozenset(
+    {"built_book", "built_student_edition", "built_book_without_repository", "page_readings"}
+)
 BACKGROUND_FIXTURES = BUILD_FIXTURES | {"python_without_attnkit", "assignments"}
 
 
@@ -42,6 +47,26 @@ def build_assignments(chapters: list[str], out: Path) -> dict[str, Path]:
     return {chapter: build_assignment(chapter, out) for chapter in chapters}
 
 
+def read_pages(book: Path, folder: Path) -> tuple[dict, Path]:
+    """Every built page read in a browser (tests.support.readings), in a process of its own so
+    that it runs beside the tests; the readings and the folder of screenshots."""
+    shots, results = folder / "screenshots", folder / "readings.json"
+    shots.mkdir()
+    command = [
+        sys.executable,
+        "-m",
+        "tests.support.readings",
+        book / "_build" / "html",
+        shots,
+        results,
+    ]
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0, (
+        f"reading the pages failed:\n{run.stdout[-3000:]}{run.stderr[-3000:]}"
+    )
+    return json.loads(results.read_text(encoding="utf-8")), shots
+
+
 class Background:
     """Starts what the collected tests need; each job's result is a future, waited for by the
     fixture that needs it (see tests/conftest.py)."""
@@ -50,7 +75,7 @@ class Background:
         self.seconds: dict[str, float] = {}
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="background")
         self.book = self.student = self.no_repository = self.python = None
-        self.assignments = None
+        self.assignments = self.readings = None
         if needed & BUILD_FIXTURES:
             self.book_folder, self.other_folder = (
                 folders("book"),
@@ -59,6 +84,7 @@ class Background:
             self.book = self._start(
                 "book", build, "book", self.book_folder, BOOK_REPOSITORY_URL=REPOSITORY_URL
             )
+        if "built_student_edition" in needed:
             self.student = self._start(
                 "student edition",
                 build,
@@ -67,6 +93,7 @@ class Background:
                 after=self.book,
                 BOOK_REPOSITORY_URL=REPOSITORY_URL,
             )
+        if "built_book_without_repository" in needed:
             self.no_repository = self._start(
                 "book without a repository",
                 build,
@@ -75,6 +102,10 @@ class Background:
                 after=self.book,
                 cache=self.book_folder / "_build" / ".jupyter_cache",
                 GIT_DIR=str(self.other_folder / "no-git-here"),
+            )
+        if "page_readings" in needed and CHROMIUM is not None:
+            self.readings = self._start(
+                "page readings", read_pages, self.book_folder, folders("readings"), after=self.book
             )
         if "assignments" in needed:
             self.assignments = self._start(

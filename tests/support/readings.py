@@ -1,0 +1,87 @@
+"""Every page of the built book read as a reader would, at a width and in a colour mode: what
+axe-core finds, the document's width, what the console says, and a screenshot.
+
+Run as a program it reads every page in every way asked for and writes the results as JSON, so
+the session can read the pages in a process of its own while other tests run:
+
+    python -m tests.support.readings HTML_DIR SCREENSHOTS RESULTS.json
+"""
+
+import itertools
+import json
+import os
+import sys
+from pathlib import Path
+
+from tests.support.book import ROOT, toc_files
+from tests.support.browser import launch, serve
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+WIDTHS = {"laptop": 1280, "phone": 375}
+MODES = ["light", "dark"]
+# A reading with axe takes about three seconds: make test reads every page once, on a phone in
+# dark mode; make test-accessibility (BOOK_READ_EVERY_WAY=1) reads every page in all four ways.
+READINGS = (
+    list(itertools.product(WIDTHS, MODES))
+    if os.environ.get("BOOK_READ_EVERY_WAY") == "1"
+    else [("phone", "dark")]
+)
+# the rules of WCAG 2.2 A and AA (axe's other rules are best practices)
+WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
+SERIOUS = ["serious", "critical"]
+RUN_AXE = """([tags, impacts]) => axe.run(document, {
+        resultTypes: ['violations'], runOnly: {type: 'tag', values: tags}})
+    .then(r => r.violations.filter(v => impacts.includes(v.impact)).map(
+        v => `${v.id}: ${v.nodes.map(n => n.target.join(' ')).join(', ')}`))"""
+
+
+def open_reading(context, base, name):
+    """The page loaded, its math typeset and its widgets drawn; what the console said."""
+    page = context.new_page()
+    said = []
+    page.on("console", lambda m: m.type in ("error", "warning") and said.append(m.text))
+    page.on("pageerror", lambda error: said.append(str(error)))
+    page.on("requestfailed", lambda request: said.append(f"failed: {request.url}"))
+    page.on("response", lambda r: r.status >= 400 and said.append(f"{r.status}: {r.url}"))
+    page.goto(f"{base}{name}.html", wait_until="load")
+    if page.locator(".math").count():
+        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+        page.evaluate("() => MathJax.startup.promise")
+    if page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count():
+        page.wait_for_selector("[data-attn-widget][data-drawn]", state="attached")
+    page.wait_for_load_state("networkidle")
+    return page, said
+
+
+def read_every_page(html_dir: Path, shots: Path) -> dict[str, dict]:
+    """{"width mode page": {"mode", "axe", "width", "console"}} for every page and reading."""
+    from playwright.sync_api import sync_playwright
+
+    found = {}
+    with serve(html_dir) as base, sync_playwright() as playwright:
+        browser = launch(playwright)
+        for width, mode in READINGS:
+            context = browser.new_context(viewport={"width": WIDTHS[width], "height": 800})
+            context.add_init_script(f"localStorage.setItem('mode', '{mode}')")
+            for name in toc_files():
+                page, said = open_reading(context, base, name)
+                page.add_script_tag(path=str(AXE))
+                found[f"{width} {mode} {name}"] = {
+                    "mode": page.evaluate("document.documentElement.dataset.theme"),
+                    "axe": page.evaluate(RUN_AXE, [WCAG, SERIOUS]),
+                    "width": page.evaluate(
+                        "() => [document.documentElement.scrollWidth, window.innerWidth]"
+                    ),
+                    "console": said,
+                }
+                # the first screen: a full page costs twenty times as long
+                page.screenshot(path=str(shots / f"{name.replace('/', '-')}-{width}-{mode}.png"))
+                page.close()
+            context.close()
+        browser.close()
+    return found
+
+
+if __name__ == "__main__":
+    html_dir, shots, results = map(Path, sys.argv[1:4])
+    results.write_text(json.dumps(read_every_page(html_dir, shots)), encoding="utf-8")
