@@ -4,6 +4,7 @@
 #   make test   create .venv (once) and run every test (pytest)
 #   make student   the student edition, without solutions, into _build/student
 #   make assignments   an Otter-Grader assignment per chapter into _build/assignments
+#   make grade SUBMISSIONS=folder   grade the collected notebooks in folder into grades.csv
 #   make lint / make format   check / rewrite the code with ruff (pyproject.toml)
 PYTHON ?= python3
 VENV := .venv
@@ -14,7 +15,7 @@ OUT ?= .
 CACHE ?= $(OUT)/_build/.jupyter_cache
 BUILD := $(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
 
-.PHONY: book test test-assignments test-accessibility student assignments lab clean lock lint format
+.PHONY: book test test-accessibility student assignments grade lab clean lock lint format
 
 # The pinned environment, the helper library attnkit (editable: a change to it is live), and
 # JupyterLab set to open the chapters' Markdown as notebooks, as on Binder (binder/postBuild).
@@ -50,13 +51,16 @@ student: $(VENV)/installed node_modules/.package-lock.json
 assignments: $(VENV)/installed
 	$(BIN)/python -m assignments.build --out $(OUT)/_build/assignments
 
+# Grade the notebooks collected under SUBMISSIONS with the assignments built above, without
+# Docker (the assignments package): scores per notebook and question in GRADES.
+GRADES ?= grades.csv
+grade: $(VENV)/installed
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=folder [GRADES=grades.csv]"; exit 2; }
+	$(BIN)/python -m assignments.grade $(SUBMISSIONS) --assignments $(OUT)/_build/assignments --out $(GRADES)
+
 # Every page with axe-core at both widths in both modes (make test: on a phone, dark mode).
 test-accessibility: $(VENV)/installed
 	BOOK_READ_EVERY_WAY=1 $(BIN)/python -m pytest tests/test_accessibility.py
-
-# Grade every chapter's assignment with real otter runs (make test grades chapter 1's only).
-test-assignments: $(VENV)/installed
-	BOOK_GRADE_ALL=1 $(BIN)/python -m pytest tests/test_assignments.py
 
 # ruff, as configured in pyproject.toml: the Python files and the chapters' code cells.
 lint: $(VENV)/installed

@@ -14,8 +14,6 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -66,15 +64,17 @@ def write_master(chapter: str, folder: Path) -> Path:
 
 
 def build(chapter: str, out: Path) -> Path:
-    """``otter assign`` for ``chapter`` into ``out/<chapter>``; returns that folder."""
+    """``otter assign`` for ``chapter`` into ``out/<chapter>``; returns that folder.
+
+    Otter is imported here, once per process: the import takes seconds, an assignment a tenth of
+    one. Otter Assign changes the working directory while it runs, so call this from a process's
+    main thread, never beside other threads."""
+    from otter.assign import main as otter_assign
+
     master = write_master(chapter, out / ".masters" / chapter)
     result = out / chapter
     shutil.rmtree(result, ignore_errors=True)
-    subprocess.run(
-        [sys.executable, "-m", "otter", "assign", str(master), str(result)],
-        check=True,
-        cwd=master.parent,
-    )
+    otter_assign(str(master), str(result))
     return result
 
 

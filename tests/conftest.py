@@ -19,11 +19,14 @@ BACKGROUND = pytest.StashKey[Background]()
 
 
 def pytest_collection_modifyitems(items):
-    """Tests that need no background work first, then those that need only the quick jobs (the
-    assignments), then those that wait for a build (a stable sort keeps each group's order)."""
+    """Tests that need no background work first, then those that need only the quick jobs (a
+    student's Python), then those that wait for a build, then those that wait for the graded
+    assignments, which run at low priority (a stable sort keeps each group's order)."""
 
     def waits_for(item):
         needs = set(item.fixturenames)
+        if "graded_assignments" in needs:
+            return 3
         return 2 if needs & BUILD_FIXTURES else 1 if needs & BACKGROUND_FIXTURES else 0
 
     items.sort(key=waits_for)
@@ -74,8 +77,8 @@ def python_without_attnkit(background):
 
 
 @pytest.fixture(scope="session")
-def assignments(background):
-    """The graded chapters' Otter-Grader assignments: chapter -> its folder (student/, autograder/)."""
+def graded_assignments(background):
+    """Every chapter's Otter-Grader assignment, built and graded (tests.support.grading.Graded)."""
     return background.assignments.result()
 
 

@@ -2,13 +2,12 @@
 
 A clean build executes every notebook and takes about a minute; on two cores it can run while
 the tests that need no build do, instead of before them. The same holds for the fresh Python
-environment in which a downloaded notebook is run, and for the Otter-Grader assignments. The normal build comes first; the student
-edition and a build without a repository URL then run side by side, both reusing its execution
+environment in which a downloaded notebook is run, and for the Otter-Grader assignments (built
+and graded: tests.support.grading). The normal build comes first; the student edition and a build without a repository URL then run side by side, both reusing its execution
 cache, as ``make student`` does.
 """
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -16,16 +15,16 @@ import venv
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from assignments.build import build as build_assignment
 from assignments.build import chapters_with_exercises
 from tests.support.book import REPOSITORY_URL, ROOT, build
 from tests.support.browser import CHROMIUM
+from tests.support.grading import build_and_grade
 
 # The fixtures that wait for background work: tests that use one run after all the others.
 BUILD_FIXTURES = frozenset(
     {"built_book", "built_student_edition", "built_book_without_repository", "page_readings"}
 )
-BACKGROUND_FIXTURES = BUILD_FIXTURES | {"python_without_attnkit", "assignments"}
+BACKGROUND_FIXTURES = BUILD_FIXTURES | {"python_without_attnkit", "graded_assignments"}
 
 
 def make_python_without_attnkit(folder: Path) -> Path:
@@ -35,16 +34,6 @@ def make_python_without_attnkit(folder: Path) -> Path:
     python = folder / "bin" / "python"
     subprocess.run([python, "-m", "pip", "install", "--quiet", "ipykernel", "nbclient"], check=True)
     return python
-
-
-def graded_chapters() -> list[str]:
-    """The chapters whose assignments the tests grade: every one with ``BOOK_GRADE_ALL=1``, else
-    chapter 1 (an ``otter run`` takes about ten seconds; three a chapter add up to minutes)."""
-    return chapters_with_exercises() if os.environ.get("BOOK_GRADE_ALL") == "1" else ["attention"]
-
-
-def build_assignments(chapters: list[str], out: Path) -> dict[str, Path]:
-    return {chapter: build_assignment(chapter, out) for chapter in chapters}
 
 
 def read_pages(book: Path, folder: Path) -> tuple[dict, Path]:
@@ -73,7 +62,8 @@ class Background:
 
     def __init__(self, folders, needed: set[str]):
         self.seconds: dict[str, float] = {}
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="background")
+        # A thread per job: jobs that wait for the build must not hold back those that do not.
+        self._pool = ThreadPoolExecutor(max_workers=6, thread_name_prefix="background")
         self.book = self.student = self.no_repository = self.python = None
         self.assignments = self.readings = None
         if needed & BUILD_FIXTURES:
@@ -107,9 +97,9 @@ class Background:
             self.readings = self._start(
                 "page readings", read_pages, self.book_folder, folders("readings"), after=self.book
             )
-        if "assignments" in needed:
+        if "graded_assignments" in needed:
             self.assignments = self._start(
-                "assignments", build_assignments, graded_chapters(), folders("assignments")
+                "assignments", build_and_grade, chapters_with_exercises(), folders("assignments")
             )
         if "python_without_attnkit" in needed:
             self.python = self._start(
