@@ -1,8 +1,8 @@
 """``make assignments``: an Otter-Grader assignment for every chapter with coding exercises.
 
-For each such chapter, the master notebook (:mod:`assignments.master`) is written beside a copy
-of the book's pinned ``requirements.txt`` and of the helper ``attnkit``, and ``otter assign``
-turns it into ``<out>/<chapter>/student`` (the notebook to hand out, with the public tests) and
+For each such chapter, the master notebook (:mod:`assignments.master`) is written beside the
+book's pinned requirements (:func:`grading_requirements`) and a copy of the helper ``attnkit``,
+and ``otter assign`` turns it into ``<out>/<chapter>/student`` (the notebook to hand out, with the public tests) and
 ``<out>/<chapter>/autograder`` (the solutions and the autograder zip, which grades with the
 book's environment and this helper). The masters stay in ``<out>/.masters``.
 
@@ -34,6 +34,15 @@ def chapters_with_exercises() -> list[str]:
     ]
 
 
+def grading_requirements() -> str:
+    """The book's pinned requirements with the package index options of its hosted environments
+    (Binder's: PyTorch's CPU wheels, not the CUDA build a plain pin pulls on Linux), inlined
+    because the autograder zip cannot refer to a file outside it."""
+    binder = (ROOT / "binder" / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    options = [line for line in binder if line.startswith("--")]
+    return "\n".join([*options, (ROOT / "requirements.txt").read_text(encoding="utf-8")])
+
+
 def write_master(chapter: str, folder: Path) -> Path:
     """The master notebook of ``chapter`` and the files it needs, in ``folder``."""
     source = CHAPTERS / f"{chapter}.md"
@@ -52,7 +61,7 @@ def write_master(chapter: str, folder: Path) -> Path:
     notebook = master_notebook(chapter, title, exercises, settings, setup_code(text, used))
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    shutil.copy(ROOT / "requirements.txt", folder / "requirements.txt")
+    (folder / "requirements.txt").write_text(grading_requirements(), encoding="utf-8")
     shutil.copytree(
         CHAPTERS / "attnkit",
         folder / "attnkit",

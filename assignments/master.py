@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 
 import nbformat
 import yaml
@@ -119,6 +120,9 @@ def master_notebook(
     config = {
         "name": chapter,
         "requirements": "requirements.txt",
+        # Gradescope builds the grading environment with this Python: the one building the
+        # assignment, which is the book's own, so that both grade alike.
+        "python_version": f"{sys.version_info.major}.{sys.version_info.minor}",
         "autograder_files": ["attnkit"],
         "export_cell": False,
         "check_all_cell": False,

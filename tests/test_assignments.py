@@ -8,12 +8,16 @@ and no other's.
 """
 
 import csv
+import sys
+import zipfile
 
 import nbformat
 import pytest
+import yaml
 
 from assignments.build import chapters_with_exercises
 from assignments.grade import assignment_of, autograder_of, collect
+from tests.support.book import ROOT
 from tests.support.grading import REFERENCE, UNTOUCHED, WRONG_ANSWERS, exercises, wrong_at
 
 CHAPTERS = chapters_with_exercises()
@@ -100,7 +104,24 @@ def test_the_grader_says_what_it_cannot_grade(tmp_path):
         collect([tmp_path / "notes.txt"])
     plain = tmp_path / "plain.ipynb"
     nbformat.write(nbformat.v4.new_notebook(), plain)
-    with pytest.raises(ValueError, match="plain.ipynb names no assignment"):
+    with pytest.raises(ValueError, match=r"plain\.ipynb names no assignment"):
         assignment_of(plain)
     with pytest.raises(ValueError, match="run `make assignments` first"):
         autograder_of(tmp_path, "attention")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_gradescope_grades_in_the_books_environment(graded_assignments, chapter):
+    """The autograder zip's environment (what Gradescope installs) is the book's: its Python, every
+    pin of requirements.txt, PyTorch's CPU wheels, and this attnkit."""
+    (autograder,) = (graded_assignments.assignments / chapter / "autograder").glob("*.zip")
+    with zipfile.ZipFile(autograder) as archive:
+        environment = yaml.safe_load(archive.read("environment.yml"))
+        shipped = {name for name in archive.namelist() if name.startswith("files/attnkit/")}
+    python, pip = environment["dependencies"][0], environment["dependencies"][-1]["pip"]
+    assert python == f"python={sys.version_info.major}.{sys.version_info.minor}"
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in pip
+    lock = (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    assert {line for line in lock if "==" in line and not line.startswith(" ")} <= set(pip)
+    assert "torch==2.13.0" in pip
+    assert "files/attnkit/core.py" in shipped and "files/attnkit/exercises/harness.py" in shipped
