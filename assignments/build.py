@@ -18,7 +18,12 @@ from pathlib import Path
 
 import nbformat
 
-from assignments.exercises import assignment_settings, coding_exercises, setup_code
+from assignments.exercises import (
+    assignment_settings,
+    coding_exercises,
+    labelled_equations,
+    setup_code,
+)
 from assignments.master import master_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,7 +63,9 @@ def write_master(chapter: str, folder: Path) -> Path:
         [exercise.solution for exercise in exercises]
         + [test for setting in settings.values() for test in setting.get("public") or []]
     )
-    notebook = master_notebook(chapter, title, exercises, settings, setup_code(text, used))
+    notebook = master_notebook(
+        chapter, title, exercises, settings, setup_code(text, used), labelled_equations(text)
+    )
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     (folder / "requirements.txt").write_text(grading_requirements(), encoding="utf-8")

@@ -129,6 +129,18 @@ def coding_exercises(text: str) -> list[CodingExercise]:
     return found
 
 
+def labelled_equations(text: str) -> dict[str, str]:
+    """The TeX of every ``{math}`` directive with a ``:label:`` in the MyST notebook ``text``."""
+    equations = {}
+    for cell in jupytext.reads(text, fmt="md:myst").cells:
+        if cell.cell_type == "markdown":
+            for name, _, body in _directives(cell.source):
+                options, tex = _split_options(body)
+                if name == "math" and "label" in options:
+                    equations[options["label"]] = tex
+    return equations
+
+
 def _solution_code(cells, start: int) -> str:
     """The code cells from the markdown cell ``start`` to the one that ends the solution."""
     code = []

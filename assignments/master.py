@@ -20,7 +20,8 @@ import yaml
 
 from assignments.exercises import CodingExercise
 
-# Role references such as {eq}`eq-scale-gqa` point into the book; the notebook names them.
+# Role references such as {eq}`eq-scale-gqa` point into the book, which a notebook handed out
+# alone cannot follow: an equation is shown in the prompt, anything else is named.
 ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<target>[^`]+)`")
 
 
@@ -32,8 +33,24 @@ def _yaml_cell(heading: str, config: dict):
     return _raw(f"{heading}\n{yaml.safe_dump(config, sort_keys=False)}")
 
 
-def _plain_markdown(myst: str) -> str:
-    return ROLE.sub(lambda m: f"`{m['target']}` (in the book)", myst)
+def _plain_markdown(myst: str, equations: dict[str, str]) -> str:
+    """``myst`` for a notebook: each equation it refers to is named, then shown after the text."""
+    shown = []
+
+    def plain(match: re.Match) -> str:
+        target = match["target"]
+        if match["role"] != "eq":
+            return f"`{target}` (in the book)"
+        if target not in equations:
+            raise ValueError(f"{{eq}}`{target}`: the chapter has no equation labelled so")
+        if target not in shown:
+            shown.append(target)
+        return f"({target})"
+
+    text = ROLE.sub(plain, myst)
+    return "\n\n".join(
+        [text, *(f"Equation ({label}):\n\n$$\n{equations[label]}\n$$" for label in shown)]
+    )
 
 
 def _answer_cell(exercise: CodingExercise) -> str:
@@ -65,7 +82,7 @@ def _answer_cell(exercise: CodingExercise) -> str:
     )
 
 
-def _question_cells(exercise: CodingExercise, settings: dict) -> list:
+def _question_cells(exercise: CodingExercise, settings: dict, equations: dict[str, str]) -> list:
     points = settings.get("points")
     public = settings.get("public") or []
     if not isinstance(points, (int, float)) or points <= 0:
@@ -87,7 +104,8 @@ def _question_cells(exercise: CodingExercise, settings: dict) -> list:
             {"name": exercise.label, "points": points, "all_or_nothing": True},
         ),
         nbformat.v4.new_markdown_cell(
-            f"### {exercise.title} ({points} point{plural})\n\n{_plain_markdown(exercise.prompt)}"
+            f"### {exercise.title} ({points} point{plural})\n\n"
+            + _plain_markdown(exercise.prompt, equations)
         ),
         _raw("# BEGIN SOLUTION"),
         nbformat.v4.new_code_cell(_answer_cell(exercise)),
@@ -106,6 +124,7 @@ def master_notebook(
     exercises: list[CodingExercise],
     settings: dict[str, dict],
     setup: str,
+    equations: dict[str, str],
 ) -> nbformat.NotebookNode:
     """The master notebook of ``chapter`` (its slug), titled ``title``: its ``exercises``
     worth the points of ``settings`` (label -> points, public tests), after ``setup``."""
@@ -143,7 +162,7 @@ def master_notebook(
         nbformat.v4.new_code_cell(setup),
     ]
     for exercise in exercises:
-        cells += _question_cells(exercise, settings[exercise.label])
+        cells += _question_cells(exercise, settings[exercise.label], equations)
     notebook = nbformat.v4.new_notebook(cells=cells)
     notebook.metadata["kernelspec"] = {
         "display_name": "Python 3",

@@ -8,6 +8,7 @@ and no other's.
 """
 
 import csv
+import re
 import sys
 import zipfile
 
@@ -15,7 +16,8 @@ import nbformat
 import pytest
 import yaml
 
-from assignments.build import chapters_with_exercises
+from assignments.build import chapters_with_exercises, write_master
+from assignments.exercises import labelled_equations
 from assignments.grade import assignment_of, autograder_of, collect
 from tests.support.book import ROOT
 from tests.support.grading import REFERENCE, UNTOUCHED, WRONG_ANSWERS, exercises, wrong_at
@@ -125,3 +127,16 @@ def test_gradescope_grades_in_the_books_environment(graded_assignments, chapter)
     assert {line for line in lock if "==" in line and not line.startswith(" ")} <= set(pip)
     assert "torch==2.13.0" in pip
     assert "files/attnkit/core.py" in shipped and "files/attnkit/exercises/harness.py" in shipped
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_exercise_text_shows_the_equations_it_refers_to(chapter, tmp_path):
+    """A handed-out notebook cannot follow the book's cross-references: none is left, and each
+    equation an exercise refers to is shown under it."""
+    text = (ROOT / "chapters" / f"{chapter}.md").read_text(encoding="utf-8")
+    master = nbformat.read(write_master(chapter, tmp_path), 4)
+    markdown = "\n".join(cell.source for cell in master.cells if cell.cell_type == "markdown")
+    assert not re.search(r"\{[\w:-]+\}`", markdown)
+    for exercise in exercises(chapter):
+        for label in re.findall(r"\{eq\}`([^`]+)`", exercise.prompt):
+            assert f"Equation ({label}):\n\n$$\n{labelled_equations(text)[label]}\n$$" in markdown
