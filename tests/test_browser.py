@@ -184,7 +184,7 @@ def test_chapter_1_heatmap_follows_its_sliders(site, tmp_path):
     assert np.allclose(assert_matches_numpy(widget).max(axis=1), 1.0, atol=1e-3)
     widget.hover()
     widget.locator(".attn-cell").nth(0).hover()
-    assert widget.locator(".attn-readout").text_content().startswith("私は → I: 0.")
+    assert widget.locator(".attn-readout").text_content().startswith("私は attends to I: 0.")
     shot = tmp_path / "attention-heatmap-after-slider.png"
     widget.screenshot(path=str(shot))
     print(f"screenshot: {shot}")  # pytest shows it with a failure

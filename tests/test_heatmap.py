@@ -322,11 +322,12 @@ def test_heatmap_alone_draws_masks_follows_controls_and_reads_out(chromium, tmp_
         )
         box = canvas.bounding_box()  # hover the middle of cell (n-1, 1)
         page.mouse.move(box["x"] + 1.5 * box["width"] / n, box["y"] + (n - 0.5) * box["height"] / n)
-        expected = f"{tokens[n - 1]} → {tokens[1]}: {drawn[n - 1, 1]:.6f}"
+        expected = f"{tokens[n - 1]} attends to {tokens[1]}: {drawn[n - 1, 1]:.6f}"
         assert root.locator(".attn-readout").text_content() == expected
         page.mouse.move(box["x"] + 2.5 * box["width"] / n, box["y"] + 0.5 * box["height"] / n)
         assert (
-            root.locator(".attn-readout").text_content() == f"{tokens[0]} → {tokens[2]}: masked (0)"
+            root.locator(".attn-readout").text_content()
+            == f"{tokens[0]} attends to {tokens[2]}: masked (0)"
         )
         labels = root.locator(".attn-rowhead, .attn-colhead").all_text_contents()
         assert labels == tokens + tokens and root.locator("b").count() == 0
@@ -500,19 +501,22 @@ def test_keyboard_alone_masks_keys_and_reads_every_cell(chromium, tmp_path):
         readout = root.locator(".attn-readout")
         assert readout.get_attribute("aria-live") == "polite"
         tab_to(page, ".attn-grid", "Shift+Tab")
-        assert readout.text_content() == f"a → a: {drawn_weights(root)[0, 0]:.6f}"
+        assert readout.text_content() == f"a attends to a: {drawn_weights(root)[0, 0]:.6f}"
         for move in ["ArrowDown"] * 3 + ["ArrowRight"]:
             page.keyboard.press(move)
-        assert readout.text_content() == f"d → b: {drawn_weights(root)[3, 1]:.6f}"
+        assert readout.text_content() == f"d attends to b: {drawn_weights(root)[3, 1]:.6f}"
         assert cursor_cell(root) == (3, 1)
         page.keyboard.press("End")
         page.keyboard.press("Enter")  # masks the cursor's key
-        assert readout.text_content() == "d → e: masked (0)" and cursor_cell(root) == (3, 4)
+        assert readout.text_content() == "d attends to e: masked (0)" and cursor_cell(root) == (
+            3,
+            4,
+        )
         assert np.all(drawn_weights(root)[:, 4] == 0)
         assert root.locator('button[aria-label="mask e"]').get_attribute("aria-pressed") == "true"
         for move in ["ArrowDown"] * 9 + ["Home", "ArrowLeft"]:  # the cursor stops at the edges
             page.keyboard.press(move)
-        assert readout.text_content() == f"e → a: {drawn_weights(root)[4, 0]:.6f}"
+        assert readout.text_content() == f"e attends to a: {drawn_weights(root)[4, 0]:.6f}"
         assert page.evaluate("document.activeElement.classList.contains('attn-grid')")
 
         assert grid.get_attribute("role") == "grid"
@@ -533,7 +537,7 @@ def test_cursor_keeps_in_view_in_a_large_grid(chromium, tmp_path):
         tab_to(page, ".attn-grid")
         for move in ["PageDown"] * 6 + ["End"]:
             page.keyboard.press(move)
-        assert root.locator(".attn-readout").text_content().startswith("t60 → t63: ")
+        assert root.locator(".attn-readout").text_content().startswith("t60 attends to t63: ")
         mark = root.locator(".attn-cursor").bounding_box()
         assert page.evaluate("scrollY") > 0 and 0 <= mark["y"] <= 400 - mark["height"]
         assert cursor_cell(root) == (60, 63)
@@ -544,9 +548,11 @@ def test_readout_follows_a_redraw(chromium, tmp_path):
         root.locator('.attn-cell[data-row="2"][data-col="1"]').hover()
         readout = root.locator(".attn-readout")
         before = readout.text_content()
-        assert before == f"c → b: {drawn_weights(root)[2, 1]:.6f}"
+        assert before == f"c attends to b: {drawn_weights(root)[2, 1]:.6f}"
         move_slider(root.locator("input.attn-temperature"), 0.5)
-        assert readout.text_content() == f"c → b: {drawn_weights(root)[2, 1]:.6f}" != before
+        assert (
+            readout.text_content() == f"c attends to b: {drawn_weights(root)[2, 1]:.6f}" != before
+        )
 
 
 @pytest.mark.parametrize("dark", [None, *DARK_THEMES])

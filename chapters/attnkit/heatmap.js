@@ -618,7 +618,9 @@ class Readout {
     if (!this.grid.cursor) return;
     const [i, j] = this.grid.cursor, { weights, masked } = this.drawn();
     const { rowLabels, colLabels } = this.grid.layout;
-    const text = `${rowLabels[i]} → ${colLabels[j]}: ${masked[i][j] ? "masked (0)" : weights[i][j].toFixed(6)}`;
+    // In words, not "a → b": the live region is read aloud, and an arrow is read as "right arrow".
+    const weight = masked[i][j] ? "masked (0)" : weights[i][j].toFixed(6);
+    const text = `${rowLabels[i]} attends to ${colLabels[j]}: ${weight}`;
     if (this.element.textContent !== text) this.element.textContent = text;
   }
 }
