@@ -1,7 +1,7 @@
 """How long the heatmap takes to recompute and redraw after a control changes.
 
 Loads chapters/attnkit/heatmap.js in headless Chromium with an n × n self-attention heatmap
-(d = 16; a stand-in for the widget manager supplies the model) for each size, moves the
+(d = 16; drawn by the book's widget host, tests/support/heatmap_page.py) for each size, moves the
 temperature slider the way a reader drags it, and times each step twice: from the input event
 to the end of the browser's style and layout work, and to the end of the next frame's rendering
 (paint included; the wait for that frame is left out). The target is one frame: 16 ms.
@@ -91,7 +91,7 @@ def measure(browser, front_end: Path, n: int, steps: int) -> dict:
             page = browser.new_page(viewport={"width": 1280, "height": 1000})
             log = PageLog(page)
             page.goto(base + "index.html")
-            page.wait_for_function("() => window.ready", timeout=120_000)
+            page.wait_for_selector("[data-attn-widget][data-drawn]", timeout=120_000)
             times = page.evaluate(MEASURE, drag(steps))
             page.close()
     if log.problems():

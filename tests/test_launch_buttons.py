@@ -1,28 +1,19 @@
 """Launch buttons: the repository comes from the build environment, every chapter page opens in
 Binder and Colab, and the notebook a Colab button names is the one the publish workflow pushes."""
 
-import importlib.util
 import re
 import subprocess
 import sys
 
 import pytest
 
-from tests.support.book import REPOSITORY_URL, ROOT, page, toc_files
+from tests.support.book import REPOSITORY_URL, ROOT, load_extension, page, toc_files
 
 CHAPTER_PAGES = [name for name in toc_files() if name.startswith("chapters/")]
 OTHER_PAGES = [name for name in toc_files() if not name.startswith("chapters/")]
 LAUNCH_LINK = re.compile(
     r'href="(https://(?:mybinder\.org/v2|colab\.research\.google\.com/github)/[^"]*)"'
 )
-
-
-def load_extension(name):
-    """A Sphinx extension of _ext/, loaded from its file."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "_ext" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 find_repository = load_extension("launch_buttons").find_repository

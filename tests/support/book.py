@@ -1,5 +1,6 @@
 """The repository, its table of contents, and the book built from it."""
 
+import importlib.util
 import os
 import subprocess
 from pathlib import Path
@@ -18,6 +19,14 @@ REPOSITORY_VARIABLES = [
     "GITHUB_REF_NAME",
     "GITHUB_HEAD_REF",
 ]
+
+
+def load_extension(name):
+    """A Sphinx extension of _ext/, loaded from its file."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "_ext" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def toc_files():

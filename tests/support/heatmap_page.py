@@ -1,7 +1,8 @@
-"""heatmap.js alone on a page, without the book or a widget manager.
+"""heatmap.js alone on a page, without the book: one widget drawn by the book's widget host.
 
-A stand-in model serves a widget's traits to the front end, as the widget manager would. The
-heatmap's browser tests and its benchmark use it; neither needs a build.
+The page holds the widget's state and view as myst-nb embeds them in the book's pages, and loads
+the same host (_ext/widget-host.js), so the heatmap's browser tests and its benchmark exercise
+the path the book's readers take; neither needs a build.
 """
 
 from __future__ import annotations
@@ -33,26 +34,13 @@ DARK_THEMES = {
     ),
 }
 
-# A minimal anywidget host: get/set/on/off/save_changes on a plain object. Like the widget
-# manager's model, set() calls the trait's change listeners at once.
 PAGE = """<!doctype html><html lang="en" %s><meta charset="utf-8"><title>heatmap</title>
-<link rel="stylesheet" href="heatmap.css"><style>%s</style>
-<main id="host"></main>
-<script type="module">
-import widget from "./heatmap.js";
-const state = %s;
-const listeners = {};
-const model = {
-  get: (name) => state[name],
-  set: (name, value) => { state[name] = value; (listeners["change:" + name] || []).forEach((f) => f()); },
-  on: (event, f) => { (listeners[event] = listeners[event] || []).push(f); },
-  off: (event, f) => { listeners[event] = (listeners[event] || []).filter((g) => g !== f); },
-  save_changes: () => {},
-};
-widget.render({ model, el: document.getElementById("host") });
-window.ready = true;
-</script>
+<style>%s</style>
+<script type="application/vnd.jupyter.widget-state+json">%s</script>
+<script type="module" async src="widget-host.js"></script>
+<main><script type="application/vnd.jupyter.widget-view+json">{"model_id": "heatmap"}</script></main>
 """
+HOST = ROOT / "_ext" / "widget-host.js"
 
 
 def widget_state(widget: AttentionHeatmap) -> dict:
@@ -63,10 +51,16 @@ def widget_state(widget: AttentionHeatmap) -> dict:
 def write_page(
     folder: Path, widget: AttentionHeatmap, front_end: Path = FRONT_END, dark: str | None = None
 ) -> None:
-    """Put index.html, heatmap.js and heatmap.css into ``folder``: one heatmap of ``widget``, on a
-    plain light page or in one of the ``DARK_THEMES``."""
-    for name in ["heatmap.js", "heatmap.css"]:
-        shutil.copy(front_end / name, folder / name)
+    """Put index.html and the widget host into ``folder``: one heatmap of ``widget``, with the
+    front end in ``front_end``, on a plain light page or in one of the ``DARK_THEMES``."""
+    shutil.copy(HOST, folder / HOST.name)
+    traits = {
+        **widget_state(widget),
+        "_esm": (front_end / "heatmap.js").read_text(encoding="utf-8"),
+        "_css": (front_end / "heatmap.css").read_text(encoding="utf-8"),
+    }
+    state = {"heatmap": {"model_module": "anywidget", "model_name": "AnyModel", "state": traits}}
     attributes, style = DARK_THEMES[dark] if dark else ("", "")
-    page = PAGE % (attributes, style, json.dumps(widget_state(widget)))
+    script = json.dumps({"version_major": 2, "version_minor": 0, "state": state})
+    page = PAGE % (attributes, style, script.replace("</", "<\\/"))
     (folder / "index.html").write_text(page, encoding="utf-8")

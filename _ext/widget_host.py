@@ -1,0 +1,53 @@
+"""Draw the pages' widgets with the book's own host, ``widget-host.js``, not a widget manager.
+
+Every widget in the book is an anywidget, whose front end travels in the widget state that
+myst-nb embeds in the page; ``widget-host.js`` imports it and renders each view (see its header).
+This extension loads the host on the pages that have widgets (instead of the widget manager
+myst-nb would load, which ``_config.yml`` turns off), as an async module that draws the heatmaps
+before the theme's and MathJax's deferred scripts run; copies it into ``_static/jsdeps/``; and fails the build when
+a page holds a widget the host cannot draw (anything but anywidgets and the layout and style
+models they carry).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from myst_nb.sphinx_ import NbMetadataCollector
+from sphinx.errors import ExtensionError
+
+HOST = Path(__file__).resolve().parent / "widget-host.js"
+DRAWN = {"anywidget"}
+CARRIED = {("@jupyter-widgets/base", "LayoutModel"), ("@jupyter-widgets/controls", "StyleModel")}
+
+
+def add_host(app, pagename, templatename, context, doctree):
+    _, attributes = NbMetadataCollector.get_js_files(app.env, pagename).get(
+        "ipywidgets_state", (None, {})
+    )
+    if "body" not in attributes:
+        return
+    for model_id, entry in json.loads(attributes["body"])["state"].items():
+        kind = (entry["model_module"], entry["model_name"])
+        if kind[0] not in DRAWN and kind not in CARRIED:
+            raise ExtensionError(
+                f"{pagename}: widget {model_id} is a {kind[0]} {kind[1]}, which the static "
+                "page cannot draw; the book's widgets are anywidgets (see _ext/widget-host.js)"
+            )
+    # async, after the widget state (priority 500), which it reads as it starts
+    app.add_js_file(f"jsdeps/{HOST.name}", priority=600, loading_method="async", type="module")
+
+
+def copy_host(app, exception):
+    if exception is None and app.builder.format == "html":
+        target = Path(app.outdir) / "_static" / "jsdeps"
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(HOST, target / HOST.name)
+
+
+def setup(app):
+    app.connect("html-page-context", add_host)
+    app.connect("build-finished", copy_host)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
