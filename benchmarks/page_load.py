@@ -30,25 +30,26 @@ from pathlib import Path
 
 from benchmarks.heatmap_redraw import git, machine
 from tests.support.book import toc_files
-from tests.support.browser import CHROMIUM, INSTALL_HINT, launch, serve
+from tests.support.browser import CHROMIUM, INSTALL_HINT, WATCH_LAYOUT_SHIFTS, launch, serve
 
 ROOT = Path(__file__).resolve().parent.parent
 
 # Before the page's own scripts: note layout shifts and the moment the first heatmap is drawn.
-WATCH = """
-window.__pageLoad = { shift: 0, firstWidget: null };
-new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) if (!entry.hadRecentInput) window.__pageLoad.shift += entry.value;
-}).observe({ type: "layout-shift", buffered: true });
+WATCH = (
+    WATCH_LAYOUT_SHIFTS
+    + """
+window.firstWidget = null;
 new MutationObserver((changes, observer) => {
   if (document.querySelector("[data-attn-widget][data-drawn]")) {
-    window.__pageLoad.firstWidget = performance.now();
+    window.firstWidget = performance.now();
     observer.disconnect();
   }
 }).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-drawn"] });
 """
+)
 READ = """() => ({
-  ...window.__pageLoad,
+  shift: window.layoutShift,
+  firstWidget: window.firstWidget,
   scriptKB: performance.getEntriesByType("resource").filter((r) => /\\.m?js(\\?|$)/.test(r.name))
     .reduce((sum, r) => sum + r.encodedBodySize, 0) / 1024,
 })"""
@@ -60,7 +61,7 @@ def load(browser, url: str, has_widget: bool) -> dict:
     page = context.new_page()
     page.goto(url, wait_until="load")
     if has_widget:
-        page.wait_for_function("() => window.__pageLoad.firstWidget !== null", timeout=60_000)
+        page.wait_for_function("() => window.firstWidget !== null", timeout=60_000)
     page.wait_for_load_state("networkidle")
     page.wait_for_timeout(1000)
     reading = page.evaluate(READ)
@@ -69,22 +70,23 @@ def load(browser, url: str, has_widget: bool) -> dict:
 
 
 def built_at(revision: str, folder: Path) -> Path:
-    """The book as it was at ``revision``, built in a worktree under ``folder``."""
+    """The book as it was at ``revision``, built in a worktree under ``folder`` with this
+    checkout's environment and execution cache (the Makefile would reinstall the environment)."""
     tree = folder / "tree"
     git("worktree", "add", "--detach", str(tree), revision)
-    (tree / ".venv").symlink_to(ROOT / ".venv")
     subprocess.run(
         ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
         cwd=tree,
         check=True,
         capture_output=True,
     )
-    # that revision's attnkit, not this checkout's editable one, in the build's kernels
-    env = {**os.environ, "PYTHONPATH": str(tree / "chapters")}
-    cache = f"CACHE={ROOT / '_build' / '.jupyter_cache'}"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(tree / "chapters"),  # that revision's attnkit in the build's kernels
+        "BOOK_EXECUTION_CACHE": str(ROOT / "_build" / ".jupyter_cache"),
+    }
     subprocess.run(
-        ["make", "--no-print-directory", "book", cache],
-        cwd=tree,
+        [ROOT / ".venv" / "bin" / "jupyter-book", "build", str(tree), "--path-output", str(tree)],
         env=env,
         check=True,
         capture_output=True,

@@ -1,6 +1,6 @@
 """Every page read as a reader would: on a 1280 px laptop and a 375 px phone, in light and
-dark mode. axe-core finds no serious or critical WCAG violation, no page scrolls sideways,
-the console stays quiet, and the chapter list opens and leads to another chapter on a phone.
+dark mode. axe-core finds no serious or critical WCAG violation, no page scrolls sideways or
+jumps while it loads, the console stays quiet, and the chapter list opens and leads to another chapter on a phone.
 
 Each page is opened once per width and mode (tests.support.readings: ``make test`` reads each
 page once, on a phone in dark mode; ``make test-accessibility`` in all four ways), and a
@@ -37,6 +37,14 @@ def test_no_serious_accessibility_violation(readings, width, mode, name):
 def test_no_sideways_scroll_on_a_phone(readings, mode, name):
     document_width, viewport_width = readings["phone", mode, name]["width"]
     assert document_width == viewport_width
+
+
+@pytest.mark.parametrize("name", toc_files())
+@pytest.mark.parametrize("width, mode", READINGS)
+def test_layout_stays_put_while_the_page_loads(readings, width, mode, name):
+    """What a reader sees does not jump as formulas, fonts and widgets arrive: a cumulative
+    layout shift of 0.05 or less (0.1 is the web's "good")."""
+    assert readings[width, mode, name]["layout_shift"] <= 0.05
 
 
 @pytest.mark.parametrize("name", toc_files())

@@ -79,12 +79,13 @@ def test_pages_load_scripts_styles_and_math_from_the_book_itself(built_book, nam
             r'<script async="async" type="module" src="[./]*_static/jsdeps/widget-host.js', html
         )
         assert "require.js" not in html and "html-manager" not in html
-    if 'class="math' in html:
-        assert "_static/jsdeps/mathjax/tex-chtml.js" in html
+    if 'class="math' in html:  # typeset at build time: a stylesheet, no MathJax to run
+        assert re.search(r'<link [^>]*href="[./]*_static/jsdeps/mathjax-chtml.css"', html)
+    assert "mathjax" not in " ".join(re.findall(r"<script\b[^>]*>", html)).lower()
     for local in [
         "jsdeps/widget-host.js",
-        "jsdeps/mathjax/tex-chtml.js",
-        "jsdeps/mathjax/output/chtml/fonts/woff-v2",
+        "jsdeps/mathjax-chtml.css",
+        "jsdeps/mathjax-fonts/MathJax_Main-Regular.woff",
     ]:
         assert (html_dir / "_static" / local).exists(), local
 

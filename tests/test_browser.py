@@ -6,6 +6,7 @@ the NumPy helper computes for the same settings.
 """
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -44,9 +45,6 @@ def open_page(site, name):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     log = PageLog(page)
     page.goto(f"{base}{name}.html", wait_until="load")
-    if page.locator(".math").count():
-        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
-        page.evaluate("() => MathJax.startup.promise")
     return page, log
 
 
@@ -209,6 +207,21 @@ def test_new_data_and_settings_from_python_redraw(site):
     assert column == ["–", "–"]  # masked, not merely small
     widget.evaluate("root => root.attnWidget.model.set('padding', [true, true, true])")
     assert np.all(assert_matches_numpy(widget) == 0)  # all keys masked: zero rows
+    assert log.problems() == {}
+    page.close()
+
+
+def test_search_snippets_show_formulas_as_text_not_tex(site):
+    browser, base = site
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    log = PageLog(page)
+    page.goto(f"{base}search.html?q=temperature")
+    snippets = page.locator("ul.search li p.context")
+    snippets.first.wait_for()
+    page.wait_for_load_state("networkidle")
+    texts = snippets.all_text_contents()
+    assert any("τ" in text for text in texts)  # the formulas are there, read from their MathML
+    assert [text for text in texts if re.search(r"\\[(\[]|\\(tau|sqrt|mathbf)\b", text)] == []
     assert log.problems() == {}
     page.close()
 

@@ -51,7 +51,7 @@ def test_japanese_text_is_marked_japanese(built_book, name):
 @pytest.mark.parametrize("name", toc_files())
 def test_no_tex_is_left_outside_the_math(built_book, name):
     """A line of a formula that Markdown read as a list item, a heading or a paragraph of its
-    own leaves a ``$`` or a TeX command in the text, which MathJax never sees."""
+    own leaves a ``$`` or a TeX command in the text, which the build never typesets."""
     html_dir, _ = built_book
     loose = [
         text.strip()

@@ -27,6 +27,15 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+# Run before a page's own scripts: adds up the page's layout shifts that no input caused in
+# window.layoutShift, as the cumulative layout shift counts them (without its session windows,
+# which only make it smaller).
+WATCH_LAYOUT_SHIFTS = """
+window.layoutShift = 0;
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) if (!entry.hadRecentInput) window.layoutShift += entry.value;
+}).observe({ type: "layout-shift", buffered: true });
+"""
 INSTALL_HINT = "install Debian's Chromium with `apt-get install chromium` to run the browser tests"
 
 

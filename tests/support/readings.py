@@ -1,5 +1,6 @@
 """Every page of the built book read as a reader would, at a width and in a colour mode: what
-axe-core finds, the document's width, what the console says, and a screenshot.
+axe-core finds, the document's width, what the console says, how far its layout moved while it
+loaded, and a screenshot.
 
 Run as a program it reads every page in every way asked for and writes the results as JSON, so
 the session can read the pages in a process of its own while other tests run:
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 from tests.support.book import ROOT, toc_files
-from tests.support.browser import launch, serve
+from tests.support.browser import WATCH_LAYOUT_SHIFTS, launch, serve
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 WIDTHS = {"laptop": 1280, "phone": 375}
@@ -44,9 +45,6 @@ def open_reading(context, base, name):
     page.on("requestfailed", lambda request: said.append(f"failed: {request.url}"))
     page.on("response", lambda r: r.status >= 400 and said.append(f"{r.status}: {r.url}"))
     page.goto(f"{base}{name}.html", wait_until="load")
-    if page.locator(".math").count():
-        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
-        page.evaluate("() => MathJax.startup.promise")
     if page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count():
         page.wait_for_selector("[data-attn-widget][data-drawn]", state="attached")
     page.wait_for_load_state("networkidle")
@@ -54,7 +52,8 @@ def open_reading(context, base, name):
 
 
 def read_every_page(html_dir: Path, shots: Path) -> dict[str, dict]:
-    """{"width mode page": {"mode", "axe", "width", "console"}} for every page and reading."""
+    """{"width mode page": {"mode", "axe", "width", "console", "layout_shift"}} for every page
+    and reading."""
     from playwright.sync_api import sync_playwright
 
     found = {}
@@ -63,6 +62,7 @@ def read_every_page(html_dir: Path, shots: Path) -> dict[str, dict]:
         for width, mode in READINGS:
             context = browser.new_context(viewport={"width": WIDTHS[width], "height": 800})
             context.add_init_script(f"localStorage.setItem('mode', '{mode}')")
+            context.add_init_script(WATCH_LAYOUT_SHIFTS)
             for name in toc_files():
                 page, said = open_reading(context, base, name)
                 page.add_script_tag(path=str(AXE))
@@ -73,6 +73,7 @@ def read_every_page(html_dir: Path, shots: Path) -> dict[str, dict]:
                         "() => [document.documentElement.scrollWidth, window.innerWidth]"
                     ),
                     "console": said,
+                    "layout_shift": page.evaluate("window.layoutShift"),
                 }
                 # the first screen: a full page costs twenty times as long
                 page.screenshot(path=str(shots / f"{name.replace('/', '-')}-{width}-{mode}.png"))

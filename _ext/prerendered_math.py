@@ -1,0 +1,103 @@
+"""Typeset every formula when the book is built, not in the reader's browser.
+
+Sphinx writes each formula as TeX in a ``math`` span or div, exactly as for MathJax (this
+renderer reuses MathJax's writer). When the build has finished, the TeX in every page is replaced
+by MathJax's CommonHTML, made by ``typeset-math.cjs`` under Node.js with the MathJax pinned in
+package-lock.json, MathML for screen readers beside it, and the pages with formulas link one
+stylesheet made for them all; the fonts are served from the book's own files. Pages then load no
+MathJax and typeset nothing: formulas are there at the first paint, the layout does not jump
+when they arrive, and text taken from a page (search snippets, a copy) has MathML, not TeX.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from sphinx.errors import ExtensionError
+from sphinx.ext.mathjax import html_visit_displaymath, html_visit_math
+
+ROOT = Path(__file__).resolve().parent.parent
+TYPESETTER = Path(__file__).resolve().parent / "typeset-math.cjs"
+FONTS = ROOT / "node_modules" / "mathjax-full" / "es5" / "output" / "chtml" / "fonts" / "woff-v2"
+LICENCE = ROOT / "node_modules" / "mathjax-full" / "LICENSE"
+STYLESHEET = "jsdeps/mathjax-chtml.css"  # in _static/; its fonts in jsdeps/mathjax-fonts/
+
+# A formula as Sphinx writes it: a span (inline) or div (display) of class "math", holding the
+# TeX (HTML-escaped) between MathJax's delimiters or, for amsmath environments, without them; a
+# numbered equation's div starts with its number.
+FORMULA = re.compile(
+    r'(?P<open><(?P<tag>span|div) class="math notranslate nohighlight"[^>]*>)'
+    r"(?P<number>\s*<span class=\"eqno\">.*?</span>)?(?P<tex>.*?)(?P<close></(?P=tag)>)",
+    re.S,
+)
+DELIMITERS = re.compile(r"^\s*\\[(\[](?P<tex>.*)\\[)\]]\s*$", re.S)
+
+
+def link_stylesheet(app, pagename, templatename, context, doctree):
+    if app.env.get_domain("math").has_equations(pagename):
+        app.add_css_file(STYLESHEET)
+
+
+def typeset(formulas: list[tuple[str, bool]]) -> tuple[list[str], str]:
+    """CommonHTML for each (TeX, display) and the stylesheet for them all."""
+    request = json.dumps([{"tex": tex, "display": display} for tex, display in formulas])
+    try:
+        done = subprocess.run(
+            ["node", str(TYPESETTER), "mathjax-fonts"],
+            input=request,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except FileNotFoundError as error:
+        raise ExtensionError(f"typesetting the formulas needs Node.js: {error}") from error
+    except subprocess.CalledProcessError as error:
+        raise ExtensionError(f"MathJax: {error.stderr.strip()}") from error
+    result = json.loads(done.stdout)
+    return result["html"], result["css"]
+
+
+def typeset_pages(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    if not FONTS.is_dir():
+        raise ExtensionError(f"missing {FONTS.relative_to(ROOT)}: run `npm ci` in {ROOT}")
+    outdir = Path(app.outdir)
+    pages = {path: path.read_text(encoding="utf-8") for path in outdir.rglob("*.html")}
+    pages = {path: text for path, text in pages.items() if FORMULA.search(text)}
+    formulas = []
+    for path, text in pages.items():
+        for match in FORMULA.finditer(text):
+            tex = html.unescape(match["tex"])
+            delimited = DELIMITERS.match(tex)
+            formulas.append((delimited["tex"] if delimited else tex, match["tag"] == "div"))
+        if STYLESHEET not in text:
+            raise ExtensionError(f"{path.relative_to(outdir)} has formulas but no {STYLESHEET}")
+    typeset_html, css = typeset(formulas)
+    chtml = iter(typeset_html)
+    for path, text in pages.items():
+        text = FORMULA.sub(
+            lambda m: m["open"] + (m["number"] or "") + next(chtml) + m["close"], text
+        )
+        path.write_text(text, encoding="utf-8")
+    static = outdir / "_static"
+    (static / STYLESHEET).parent.mkdir(parents=True, exist_ok=True)
+    (static / STYLESHEET).write_text(css, encoding="utf-8")
+    shutil.copytree(FONTS, static / "jsdeps" / "mathjax-fonts", dirs_exist_ok=True)
+    (static / "jsdeps" / "licenses").mkdir(exist_ok=True)
+    shutil.copy2(LICENCE, static / "jsdeps" / "licenses" / "mathjax.txt")
+
+
+def setup(app):
+    app.setup_extension("sphinx.ext.mathjax")  # its writer and its delimiters' settings
+    app.add_html_math_renderer(
+        "prerendered", (html_visit_math, None), (html_visit_displaymath, None)
+    )
+    app.connect("html-page-context", link_stylesheet)
+    app.connect("build-finished", typeset_pages)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
