@@ -15,11 +15,7 @@ size, for a before-and-after comparison. Prints a table; with --json, writes the
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -27,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from attnkit.heatmap import AttentionHeatmap
+from benchmarks.record import git, machine, write_json
 from tests.support.browser import CHROMIUM, INSTALL_HINT, PageLog, launch, serve
 from tests.support.heatmap_page import FRONT_END, write_page
 
@@ -104,12 +101,6 @@ def measure(browser, front_end: Path, n: int, steps: int) -> dict:
     }
 
 
-def git(*args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout
-
-
 def working_tree() -> str:
     """The front end being measured: its commit, and whether it has changed since."""
     changed = git(
@@ -125,16 +116,6 @@ def checkout(revision: str, folder: Path) -> Path:
             git("show", f"{revision}:chapters/attnkit/{name}"), encoding="utf-8"
         )
     return folder
-
-
-def machine(browser_version: str) -> dict:
-    return {
-        "machine": platform.machine(),
-        "system": platform.system(),
-        "processor": platform.processor() or platform.machine(),
-        "cpus": len(os.sched_getaffinity(0)),
-        "browser": f"Chromium {browser_version} (headless)",
-    }
 
 
 def main():
@@ -176,9 +157,7 @@ def main():
             f"{frame['median']:>17.1f} {frame['p95']:>9.1f}"
         )
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=1) + "\n")
-        print(f"wrote {args.json}")
+        write_json(args.json, result)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import statistics
 import subprocess
@@ -28,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.heatmap_redraw import git, machine
+from benchmarks.record import git, machine, write_json
 from tests.support.book import toc_files
 from tests.support.browser import CHROMIUM, INSTALL_HINT, WATCH_LAYOUT_SHIFTS, launch, serve
 
@@ -162,9 +161,7 @@ def main():
             f"{row['script_kB']:>8.0f}"
         )
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=1) + "\n")
-        print(f"wrote {args.json}")
+        write_json(args.json, result)
 
 
 if __name__ == "__main__":
