@@ -101,7 +101,7 @@ def test_a_figure_is_drawn_the_column_wide_with_its_content_inside():
     assert fig.get_layout_engine() is not None  # constrained: labels stay inside the figure
 
 
-@pytest.mark.parametrize("n_keys", [2, 8, 40])
+@pytest.mark.parametrize("n_keys", [2, 8, 24])
 def test_helper_figures_fit_the_column_with_no_text_below_the_minimum(n_keys):
     keys = [f"key {j}" for j in range(n_keys)]
     weights = np.full((3, n_keys), 1 / n_keys)
