@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from attnkit.core import attention
-from attnkit.plots import CMAP
+from attnkit.plots import CMAP, COLUMN_PX, DPI
 
 HERE = Path(__file__).resolve().parent
 
@@ -46,7 +46,10 @@ def box(ax, x, y, text, colour):
 def main(path=HERE / "seq2seq-attention.svg"):
     plt.rcParams["svg.fonttype"] = "path"  # glyphs as outlines: no font needed to view
     plt.rcParams["svg.hashsalt"] = "seq2seq"  # stable ids: the file only changes with the figure
-    fig, ax = plt.subplots(figsize=(9, 4.2))
+    # drawn for the column (attnkit.plots), less the 8 px a side that the page's {figure}
+    # pads its image with: shown at its drawn size, 1 pt of text is 4/3 CSS px
+    fig, ax = plt.subplots(figsize=((COLUMN_PX - 16) / DPI, 2.9), layout="none")
+    fig.subplots_adjust(left=0, right=1, bottom=0, top=1)
     enc_x = np.arange(len(ENCODER)) * 1.1
     dec_x = 4.6 + np.arange(len(DECODER)) * 1.1
     for i, (x, token) in enumerate(zip(enc_x, ENCODER)):
@@ -90,9 +93,9 @@ def main(path=HERE / "seq2seq-attention.svg"):
         color="#555555",
     )
     ax.set_xlim(-0.6, dec_x[-1] + 0.6)
-    ax.set_ylim(-1.0, 2.6)
+    ax.set_ylim(-1.0, 2.0)
     ax.axis("off")
-    fig.savefig(path, bbox_inches="tight", metadata={"Date": None})
+    fig.savefig(path, metadata={"Date": None})
     print(f"wrote {path}")
 
 

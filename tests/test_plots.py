@@ -8,7 +8,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from attnkit.plots import alignment_diagram, attention_heatmap
+from attnkit.plots import (
+    COLUMN_PX,
+    MIN_FONT_PT,
+    alignment_diagram,
+    attention_heatmap,
+    finish_heatmap_grid,
+    use_book_style,
+)
 
 WEIGHTS = np.array([[0.7, 0.2, 0.1], [0.05, 0.05, 0.9]])
 
@@ -81,3 +88,69 @@ def test_japanese_labels_have_a_font():
         font_manager.FontProperties(family="IPAexGothic"), fallback_to_default=False
     )
     assert path.endswith("ipaexg.ttf")
+
+
+def texts_drawn(fig):
+    fig.canvas.draw()
+    return [t for t in fig.findobj(plt.Text) if t.get_visible() and t.get_text()]
+
+
+def test_a_figure_is_drawn_the_column_wide_with_its_content_inside():
+    fig = plt.figure()
+    assert fig.get_figwidth() * fig.dpi == pytest.approx(COLUMN_PX)
+    assert fig.get_layout_engine() is not None  # constrained: labels stay inside the figure
+
+
+@pytest.mark.parametrize("n_keys", [2, 8, 24])
+def test_helper_figures_fit_the_column_with_no_text_below_the_minimum(n_keys):
+    keys = [f"key {j}" for j in range(n_keys)]
+    weights = np.full((3, n_keys), 1 / n_keys)
+    for ax in [
+        attention_heatmap(weights, ["a", "b", "c"], keys, title="$d_k = 4$"),
+        alignment_diagram(weights, ["a", "b", "c"], keys, title="lines"),
+    ]:
+        fig = ax.figure
+        assert fig.get_figwidth() * fig.dpi <= COLUMN_PX + 1e-9
+        sizes = [t.get_fontsize() for t in texts_drawn(fig)]
+        assert min(sizes) >= MIN_FONT_PT
+
+
+def test_a_heatmap_grid_has_one_colour_bar_on_the_fixed_scale_and_labels_once():
+    fig, axes = plt.subplots(2, 2)
+    for ax in axes.flat:
+        attention_heatmap(WEIGHTS, ["q1", "q2"], ["k1", "k2", "k3"], ax=ax, colorbar=False)
+    bar = finish_heatmap_grid(axes)
+    assert len(fig.axes) == 5  # four heatmaps and one colour bar
+    assert bar.mappable.get_clim() == (0.0, 1.0)
+    assert [ax.get_xlabel() != "" for ax in axes.flat] == [True, True, False, False]
+    assert [ax.get_ylabel() != "" for ax in axes.flat] == [True, False, True, False]
+    assert min(t.get_fontsize() for t in texts_drawn(fig)) >= MIN_FONT_PT
+
+
+def test_long_key_labels_are_slanted_short_ones_are_not():
+    short = attention_heatmap(WEIGHTS, ["q1", "q2"], ["a", "b", "c"])
+    words = ["encoder", "attention", "transformer", "positional"] * 3
+    long = attention_heatmap(np.full((2, 12), 1 / 12), ["q1", "q2"], words)
+    assert short.get_xticklabels()[0].get_rotation() == 0
+    assert long.get_xticklabels()[0].get_rotation() == 45
+
+
+def test_in_jupyter_figures_are_shown_with_twice_the_pixels_at_their_drawn_size():
+    import base64
+    import io
+
+    from IPython.core.interactiveshell import InteractiveShell
+    from PIL import Image
+
+    shell = InteractiveShell.instance()
+    try:
+        use_book_style()  # as importing attnkit.plots does in Jupyter
+        fig, ax = plt.subplots(figsize=(4, 2))
+        ax.plot([0, 1])
+        data, metadata = shell.display_formatter.format(fig)
+        assert metadata["image/png"] == {"width": 4 * 96, "height": 2 * 96}
+        image = Image.open(io.BytesIO(base64.b64decode(data["image/png"])))
+        assert image.size == (2 * 4 * 96, 2 * 2 * 96)
+        assert image.mode == "P"  # 256 colours: light pages
+    finally:
+        InteractiveShell.clear_instance()
