@@ -29,13 +29,16 @@ STYLESHEET = "jsdeps/mathjax-chtml.css"  # in _static/; its fonts in jsdeps/math
 
 # A formula as Sphinx writes it: a span (inline) or div (display) of class "math", holding the
 # TeX (HTML-escaped) between MathJax's delimiters or, for amsmath environments, without them; a
-# numbered equation's div starts with its number.
+# numbered equation's div starts with its number. Once typeset, it holds the CommonHTML and
+# keeps its TeX in data-tex: an incremental build leaves unchanged pages as they are, and every
+# build typesets every page's formulas again, so that the one stylesheet has all their glyphs.
 FORMULA = re.compile(
-    r'(?P<open><(?P<tag>span|div) class="math notranslate nohighlight"[^>]*>)'
-    r"(?P<number>\s*<span class=\"eqno\">.*?</span>)?(?P<tex>.*?)(?P<close></(?P=tag)>)",
+    r'<(?P<tag>span|div) class="math notranslate nohighlight"(?P<attributes>[^>]*)>'
+    r"(?P<number>\s*<span class=\"eqno\">.*?</span>)?(?P<content>.*?)</(?P=tag)>",
     re.S,
 )
 DELIMITERS = re.compile(r"^\s*\\[(\[](?P<tex>.*)\\[)\]]\s*$", re.S)
+TYPESET_TEX = re.compile(r' data-tex="(?P<tex>[^"]*)"')
 
 
 def link_stylesheet(app, pagename, templatename, context, doctree):
@@ -62,35 +65,54 @@ def typeset(formulas: list[tuple[str, bool]]) -> tuple[list[str], str]:
     return result["html"], result["css"]
 
 
-def typeset_pages(app, exception):
-    if exception is not None or app.builder.format != "html":
-        return
-    if not FONTS.is_dir():
-        raise ExtensionError(f"missing {FONTS.relative_to(ROOT)}: run `npm ci` in {ROOT}")
-    outdir = Path(app.outdir)
-    pages = {path: path.read_text(encoding="utf-8") for path in outdir.rglob("*.html")}
+def source(formula: re.Match) -> tuple[str, bool]:
+    """The TeX of a formula found by FORMULA, typeset already or not, and whether it is displayed."""
+    typeset_before = TYPESET_TEX.search(formula["attributes"])
+    if typeset_before:
+        tex = html.unescape(typeset_before["tex"])
+    else:
+        tex = html.unescape(formula["content"])
+        delimited = DELIMITERS.match(tex)
+        tex = delimited["tex"] if delimited else tex
+    return tex, formula["tag"] == "div"
+
+
+def typeset_folder(folder: Path) -> None:
+    """Typeset the formulas of every page under ``folder`` and write the stylesheet for them."""
+    pages = {path: path.read_text(encoding="utf-8") for path in folder.rglob("*.html")}
     pages = {path: text for path, text in pages.items() if FORMULA.search(text)}
-    formulas = []
     for path, text in pages.items():
-        for match in FORMULA.finditer(text):
-            tex = html.unescape(match["tex"])
-            delimited = DELIMITERS.match(tex)
-            formulas.append((delimited["tex"] if delimited else tex, match["tag"] == "div"))
         if STYLESHEET not in text:
-            raise ExtensionError(f"{path.relative_to(outdir)} has formulas but no {STYLESHEET}")
-    typeset_html, css = typeset(formulas)
-    chtml = iter(typeset_html)
-    for path, text in pages.items():
-        text = FORMULA.sub(
-            lambda m: m["open"] + (m["number"] or "") + next(chtml) + m["close"], text
+            raise ExtensionError(f"{path.relative_to(folder)} has formulas but no {STYLESHEET}")
+    formulas = [source(m) for text in pages.values() for m in FORMULA.finditer(text)]
+    markup, css = typeset(formulas)
+    next_markup = iter(markup)
+
+    def typeset_formula(formula: re.Match) -> str:
+        tex, _ = source(formula)
+        attributes = TYPESET_TEX.sub("", formula["attributes"])
+        return (
+            f'<{formula["tag"]} class="math notranslate nohighlight"{attributes}'
+            f' data-tex="{html.escape(tex)}">{formula["number"] or ""}{next(next_markup)}'
+            f"</{formula['tag']}>"
         )
-        path.write_text(text, encoding="utf-8")
-    static = outdir / "_static"
+
+    for path, text in pages.items():
+        path.write_text(FORMULA.sub(typeset_formula, text), encoding="utf-8")
+    static = folder / "_static"
     (static / STYLESHEET).parent.mkdir(parents=True, exist_ok=True)
     (static / STYLESHEET).write_text(css, encoding="utf-8")
     shutil.copytree(FONTS, static / "jsdeps" / "mathjax-fonts", dirs_exist_ok=True)
     (static / "jsdeps" / "licenses").mkdir(exist_ok=True)
     shutil.copy2(LICENCE, static / "jsdeps" / "licenses" / "mathjax.txt")
+
+
+def typeset_pages(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    if not FONTS.is_dir():
+        raise ExtensionError(f"missing {FONTS.relative_to(ROOT)}: run `npm ci` in {ROOT}")
+    typeset_folder(Path(app.outdir))
 
 
 def setup(app):

@@ -31,14 +31,33 @@ def test_a_formula_mathjax_cannot_read_stops_the_build():
         prerendered_math.typeset([(r"x + \foo", False)])
 
 
-def test_numbered_equations_keep_their_number_and_link():
-    text = (
-        '<div class="math notranslate nohighlight" id="equation-e">\n<span class="eqno">(1.2)'
-        '<a class="headerlink" href="#equation-e">#</a></span>\\[a &lt; b\\]</div>'
+PAGE = """<link rel="stylesheet" href="_static/jsdeps/mathjax-chtml.css">
+<p>Scores <span class="math notranslate nohighlight">\\(s_i = q \\cdot k_i\\)</span> are
+compared with <span class="math notranslate nohighlight">\\(a &lt; b\\)</span>.</p>
+<div class="math notranslate nohighlight" id="equation-e">
+<span class="eqno">(1.2)<a class="headerlink" href="#equation-e">#</a></span>\\[\\sqrt{d_k}\\]</div>
+"""
+
+
+def test_pages_are_typeset_in_place_keeping_numbers_and_tex_and_again_alike(tmp_path):
+    (tmp_path / "page.html").write_text(PAGE, encoding="utf-8")
+    prerendered_math.typeset_folder(tmp_path)
+    once = (tmp_path / "page.html").read_text(encoding="utf-8")
+    assert once.count("<mjx-container") == 3 and "\\(" not in once and "\\[" not in once
+    assert 'data-tex="a &lt; b"' in once  # the TeX kept, escaped, for the next build
+    assert (
+        '<span class="eqno">(1.2)<a class="headerlink" href="#equation-e">#</a></span><mjx' in once
     )
-    match = prerendered_math.FORMULA.search(text)
-    assert match["number"].strip().startswith('<span class="eqno">(1.2)')
-    assert prerendered_math.DELIMITERS.match(match["tex"])["tex"] == "a &lt; b"
+    assert "mjx-c221A" in (tmp_path / "_static/jsdeps/mathjax-chtml.css").read_text()  # the √
+    assert (tmp_path / "_static/jsdeps/mathjax-fonts/MathJax_Main-Regular.woff").exists()
+    prerendered_math.typeset_folder(tmp_path)  # an incremental build leaves this page as it was
+    assert (tmp_path / "page.html").read_text(encoding="utf-8") == once
+
+
+def test_a_page_with_formulas_but_not_their_stylesheet_stops_the_build(tmp_path):
+    (tmp_path / "page.html").write_text(PAGE.split("\n", 1)[1], encoding="utf-8")
+    with pytest.raises(ExtensionError, match=r"page\.html has formulas but no"):
+        prerendered_math.typeset_folder(tmp_path)
 
 
 @pytest.mark.build
