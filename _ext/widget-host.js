@@ -8,9 +8,8 @@
 // anywidget's front end makes in JupyterLab, in a few kilobytes instead of a 3.6 MB manager.
 //
 // It is an async module placed after the state: it runs while the rest of the page is still being
-// parsed and starts importing the front ends at once, so that the views can be drawn the moment
-// parsing ends, before the deferred scripts (the theme's, MathJax and its typesetting) take the
-// main thread for a second or more.
+// parsed, starts importing the front ends at once, and draws each view as soon as the browser has
+// read it, without waiting for the rest of the page or for the theme's deferred scripts.
 
 const STATE_TYPE = "application/vnd.jupyter.widget-state+json";
 const VIEW_TYPE = "application/vnd.jupyter.widget-view+json";
@@ -74,25 +73,34 @@ async function modelFor(id, entry) {
   return models.get(id);
 }
 
-async function drawView(script, state) {
-  const { model_id: id } = JSON.parse(script.textContent);
-  const entry = state[id];
+async function drawView(view, state) {
+  const entry = state[view.model_id];
   const el = document.createElement("div");
   el.className = "widget-view";
-  script.before(el);
+  view.script.before(el);
   if (entry?.model_module !== "anywidget") {
     el.textContent = "This widget needs a live Python kernel.";
     return;
   }
-  const { model, widget } = await modelFor(id, entry);
+  const { model, widget } = await modelFor(view.model_id, entry);
   await widget.render({ model, el });
 }
 
-function whenParsed() {
-  return new Promise((resolve) => {
-    if (document.readyState !== "loading") resolve();
-    else document.addEventListener("readystatechange", resolve, { once: true });
-  });
+// The view scripts the browser has read so far, each once. A script still being read holds part
+// of its JSON, which does not parse: it is taken up at the next call.
+const seen = new WeakSet();
+function newViews() {
+  const views = [];
+  for (const script of document.querySelectorAll(`script[type="${VIEW_TYPE}"]`)) {
+    if (seen.has(script)) continue;
+    try {
+      views.push({ script, ...JSON.parse(script.textContent) });
+      seen.add(script);
+    } catch (error) {
+      if (document.readyState !== "loading") throw error;
+    }
+  }
+  return views;
 }
 
 const stateScript = document.querySelector(`script[type="${STATE_TYPE}"]`);
@@ -102,9 +110,18 @@ if (stateScript) {
     // a failure is reported once, by the view that waits for the model
     if (entry.model_module === "anywidget") modelFor(id, entry).catch(() => {});
   }
-  whenParsed().then(() => {
-    for (const script of document.querySelectorAll(`script[type="${VIEW_TYPE}"]`)) {
-      drawView(script, state).catch((error) => console.error("a widget could not be drawn:", error));
+  const drawNewViews = () => {
+    for (const view of newViews()) {
+      drawView(view, state).catch((error) => console.error("a widget could not be drawn:", error));
     }
-  });
+  };
+  drawNewViews();
+  if (document.readyState === "loading") {
+    const parsing = new MutationObserver(drawNewViews);
+    parsing.observe(document.documentElement, { childList: true, subtree: true });
+    document.addEventListener("readystatechange", () => {
+      parsing.disconnect();
+      drawNewViews();
+    }, { once: true });
+  }
 }

@@ -137,7 +137,7 @@ def main():
 
     with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
         current = git("rev-parse", "--short", "HEAD").strip()
-        if git("status", "--porcelain"):
+        if git("status", "--porcelain", "--untracked-files=no"):
             current += " with changes"
         sites = {current: args.site}
         try:
