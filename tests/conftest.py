@@ -20,22 +20,14 @@ BACKGROUND = pytest.StashKey[Background]()
 
 def pytest_collection_modifyitems(items):
     """Tests that need no background work first, then those that need only the quick jobs (a
-    student's Python), then those that wait for the book, then those that wait for the jobs that
-    start once the book is built (the student edition, the build without a repository, the page
-    readings), so that the browser tests of the book run while those jobs do; last, those that
-    wait for the graded assignments, which run at low priority (a stable sort keeps each group's
-    order)."""
-    after_the_book = BUILD_FIXTURES - {"built_book"}
+    student's Python), then those that wait for a build, then those that wait for the graded
+    assignments, which run at low priority (a stable sort keeps each group's order)."""
 
     def waits_for(item):
         needs = set(item.fixturenames)
         if "graded_assignments" in needs:
-            return 4
-        if needs & after_the_book:
             return 3
-        if "built_book" in needs:
-            return 2
-        return 1 if needs & BACKGROUND_FIXTURES else 0
+        return 2 if needs & BUILD_FIXTURES else 1 if needs & BACKGROUND_FIXTURES else 0
 
     items.sort(key=waits_for)
 
