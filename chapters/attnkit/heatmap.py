@@ -8,6 +8,11 @@ live kernel the front end writes the weights it shows to ``weights``, and new
 data can be sent with :meth:`AttentionHeatmap.set_data`.
 :meth:`AttentionHeatmap.expected_weights` computes the same weights in NumPy
 with :mod:`attnkit.core`, so the two can be compared.
+
+The heatmap's traits always describe a heatmap that can be drawn: the constructor,
+:meth:`~AttentionHeatmap.set_data` and every trait assigned (from Python or from the
+front end) are checked before anything changes, and an assignment that raises
+``ValueError`` naming the trait leaves the heatmap as it was.
 """
 
 from __future__ import annotations
@@ -19,9 +24,9 @@ import numpy as np
 import traitlets as t
 
 from .core import as_float_array, causal_mask, masked_softmax, sinusoidal_positional_encoding
-from .rules import positive_finite
+from .rules import check_index, check_tokens, positive_finite
 
-__all__ = ["AttentionHeatmap", "CONTROLS"]
+__all__ = ["AttentionHeatmap", "CONTROLS", "InvalidHeatmapState"]
 
 HERE = Path(__file__).resolve().parent
 
@@ -37,6 +42,62 @@ CONTROLS = {
     "d_k": "a slider over d_k_choices: only the first d_k coordinates of queries and keys are used",
 }
 SELF_ATTENTION_ONLY = {"causal", "positional", "shuffle"}
+# the traits that must agree with each other (``scale`` agrees with anything, ``weights`` is
+# the front end's answer): the inputs, and the settings that must fit them
+DATA = ("query_tokens", "key_tokens", "query_vectors", "key_vectors", "self_attention", "heads")
+SETTINGS = (
+    "controls",
+    "d_k_choices",
+    "d_k",
+    "head",
+    "temperature",
+    "causal",
+    "positional",
+    "padding",
+    "permutation",
+    "query_row",
+)
+
+
+class InvalidHeatmapState(t.TraitError, ValueError):
+    """A trait value the heatmap cannot draw: a ``ValueError``, and traitlets' ``TraitError``
+    so that a batch of changes it ends (``set_data``, a message from the front end) is undone."""
+
+
+def _check_settings(s: dict) -> None:
+    """ValueError unless the settings of the state ``s`` (every trait) fit its inputs."""
+    controls, choices = s["controls"], s["d_k_choices"]
+    unknown = set(controls) - set(CONTROLS)
+    if unknown:
+        raise ValueError(f"unknown controls {sorted(unknown)}; choose from {sorted(CONTROLS)}")
+    if not s["self_attention"] and (
+        s["causal"] or s["positional"] or SELF_ATTENTION_ONLY & set(controls)
+    ):
+        raise ValueError(
+            "causal masks, positional encoding and shuffling need self-attention (no separate keys)"
+        )
+    positive_finite(s["temperature"], "temperature")
+    width = len(s["heads"][0]["W_Q"][0]) if s["heads"] else len(s["query_vectors"][0])
+    if not all(0 < c <= width for c in choices) or (("d_k" in controls) != bool(choices)):
+        raise ValueError(
+            f"the d_k control needs d_k_choices between 1 and the width {width}, got {choices}"
+        )
+    if choices and s["d_k"] not in choices:
+        raise ValueError(f"d_k must be one of d_k_choices {choices}, got {s['d_k']}")
+    if not 0 <= s["d_k"] <= width:
+        raise ValueError(
+            f"d_k must be between 0 (every coordinate) and the width {width}, got {s['d_k']}"
+        )
+    n, m = len(s["key_tokens"]), len(s["query_tokens"])
+    if len(s["padding"]) != n:
+        raise ValueError(f"padding has {len(s['padding'])} entries for {n} keys")
+    check_index(s["head"], max(len(s["heads"]), 1), "head", "heads")
+    check_index(s["query_row"], m, "query_row", "query rows")
+    if s["permutation"] and sorted(s["permutation"]) != list(range(m)):
+        raise ValueError(
+            f"permutation must list each query row 0 .. {m - 1} once (or be empty for the "
+            f"original order), got {s['permutation']}"
+        )
 
 
 class AttentionHeatmap(anywidget.AnyWidget):
@@ -93,65 +154,85 @@ class AttentionHeatmap(anywidget.AnyWidget):
         positional=False,
         d_k_choices=(),
     ):
-        unknown = set(controls) - set(CONTROLS)
-        if unknown:
-            raise ValueError(f"unknown controls {sorted(unknown)}; choose from {sorted(CONTROLS)}")
         data = self._checked_data(tokens, X, key_tokens, keys, heads)
-        if (causal or positional or SELF_ATTENTION_ONLY & set(controls)) and not data[
-            "self_attention"
-        ]:
-            raise ValueError(
-                "causal masks, positional encoding and shuffling need self-attention "
-                "(no separate keys)"
-            )
-        temperature = positive_finite(temperature, "temperature")
-        width = len(data["heads"][0]["W_Q"][0]) if data["heads"] else len(data["query_vectors"][0])
-        d_k_choices = [int(c) for c in d_k_choices]
-        if not all(0 < c <= width for c in d_k_choices) or (
-            ("d_k" in controls) != bool(d_k_choices)
-        ):
-            raise ValueError(
-                f"the d_k control needs d_k_choices between 1 and the width {width}, "
-                f"got {d_k_choices}"
-            )
         n = len(data["key_tokens"])
-        padding = [False] * n if padding is None else [bool(p) for p in padding]
-        if len(padding) != n:
-            raise ValueError(f"padding has {len(padding)} entries for {n} keys")
-        # every trait in one go: the front end's first message carries the full state
-        super().__init__(
-            **data,
+        d_k_choices = [int(c) for c in d_k_choices]
+        settings = dict(
             controls=list(controls),
-            temperature=temperature,
+            temperature=positive_finite(temperature, "temperature"),  # a float, NumPy's too
             scale=scale,
             causal=causal,
-            padding=padding,
+            padding=[False] * n if padding is None else [bool(p) for p in padding],
             positional=positional,
             d_k_choices=d_k_choices,
             d_k=d_k_choices[0] if d_k_choices else 0,
         )
+        _check_settings(data | settings)
+        # every trait in one go: the front end's first message carries the full state
+        super().__init__(**data, **settings)
         self.weights = self.expected_weights().tolist()
 
     def set_data(self, tokens, X, *, key_tokens=None, keys=None, heads=()):
-        """Send new inputs to the heatmap, which redraws; shapes are checked first."""
+        """Send new inputs to the heatmap, which redraws. They are checked first, against
+        the settings too (a d_k choice wider than new data, keys under a causal mask): a
+        call that raises leaves the heatmap as it was."""
         data = self._checked_data(tokens, X, key_tokens, keys, heads)
-        with self.hold_sync():
-            if len(self.padding) != len(data["key_tokens"]):  # new keys: nothing masked
-                self.padding = [False] * len(data["key_tokens"])
+        if len(self.padding) != len(data["key_tokens"]):  # new keys: nothing masked
+            data["padding"] = [False] * len(data["key_tokens"])
+        try:
+            _check_settings(self._state() | data)
+        except ValueError as error:
+            raise ValueError(f"the new inputs do not fit the heatmap's settings: {error}") from None
+        # checked again together when the block ends, and undone together if that fails
+        with self.hold_sync(), self.hold_trait_notifications():
             for name, value in data.items():
                 setattr(self, name, value)
+
+    def _state(self) -> dict:
+        return {name: getattr(self, name) for name in DATA + SETTINGS}
+
+    @t.validate(*DATA, *SETTINGS)
+    def _valid_state(self, proposal):
+        """Every trait assigned, from Python or from the front end, keeps the state drawable."""
+        name, state = proposal.trait.name, self._state() | {proposal.trait.name: proposal.value}
+        try:
+            if name in DATA:
+                self._check_data(state)
+            _check_settings(state)
+        except ValueError as error:
+            raise InvalidHeatmapState(f"{name}: {error}" if name in DATA else str(error)) from None
+        return proposal.value
+
+    @classmethod
+    def _check_data(cls, s: dict) -> None:
+        """ValueError unless the inputs of the state ``s`` fit together."""
+        cross = not s["self_attention"]
+        cls._checked_data(
+            s["query_tokens"],
+            s["query_vectors"],
+            s["key_tokens"] if cross else None,
+            s["key_vectors"] if cross else None,
+            s["heads"],
+        )
+        if not cross and (s["key_tokens"] != s["query_tokens"] or s["key_vectors"]):
+            raise ValueError(
+                "in self-attention the keys are the queries: key_tokens must be query_tokens "
+                "and key_vectors empty"
+            )
 
     @staticmethod
     def _checked_data(tokens, X, key_tokens, keys, heads) -> dict:
         X = as_float_array(X, "X")
         if X.ndim != 2 or len(tokens) != X.shape[0]:
             raise ValueError(f"X must have shape (tokens, d) = ({len(tokens)}, d), got {X.shape}")
+        check_tokens("X", X.shape, "(tokens, d)")  # not empty
         if keys is None:
             K, key_tokens = X, tokens
         else:
             K = as_float_array(keys, "keys")
             if key_tokens is None or K.ndim != 2 or len(key_tokens) != K.shape[0]:
                 raise ValueError(f"keys of shape {K.shape} need one key token per row")
+            check_tokens("keys", K.shape, "(n, d)")
         head_dicts = []
         for i, head in enumerate(heads):
             W_Q, W_K = (head["W_Q"], head["W_K"]) if isinstance(head, dict) else head

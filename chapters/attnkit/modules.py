@@ -35,16 +35,32 @@ def _dtype_name(t: torch.Tensor) -> str:
     return str(t.dtype).removeprefix("torch.")
 
 
-def _check_input(t, name: str) -> None:
-    """The NumPy half's input rule: floating-point numbers, all of them finite."""
+def _check_input(t, name: str, *, finite: bool = True) -> None:
+    """The NumPy half's input rule: floating-point numbers, all of them finite (unless not
+    ``finite``). A tensor on the meta device holds no numbers, so none is checked there."""
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    is_float = t.is_floating_point()
+    read_numbers = finite and is_float and not t.is_meta
     rules.check_floats(
         name,
         t.shape,
         _dtype_name(t),
-        is_float=t.is_floating_point(),
-        finite=t.is_floating_point() and bool(torch.isfinite(t).all()),
+        is_float=is_float,
+        finite=not read_numbers or bool(torch.isfinite(t).all()),
+    )
+
+
+def _check_joins(t, name: str, like: torch.Tensor, into: str, *, same_dtype: bool = True) -> None:
+    """``t`` is computed with ``like`` (``into``: a cache, a layer's weights): its dtype and device."""
+    rules.check_joins(
+        name,
+        t.shape,
+        _dtype_name(t),
+        str(t.device),
+        into=into,
+        dtype_there=_dtype_name(like) if same_dtype else None,
+        device_there=str(like.device),
     )
 
 
@@ -169,7 +185,10 @@ class SinusoidalPositionalEncoding(nn.Module):
     ``forward(x)`` takes ``x`` of shape ``(..., n, d_model)`` (the sequence
     axis is the second to last) and returns ``x + pe[:n]``, with ``pe`` cast to
     ``x``'s dtype, so the output has ``x``'s shape, dtype and device. A
-    sequence longer than ``max_len`` raises ``ValueError`` naming both lengths.
+    sequence longer than ``max_len`` raises ``ValueError`` naming both lengths, and
+    ``x`` on another device than the buffer raises ``ValueError`` naming both. A
+    conversion that would make the buffer anything but real floating-point numbers
+    (``.to(torch.complex64)``) raises ``TypeError`` and leaves the buffer as it was.
     """
 
     def __init__(self, d_model: int, max_len: int = 5000):
@@ -186,20 +205,21 @@ class SinusoidalPositionalEncoding(nn.Module):
     def _apply(self, fn, recurse=True):
         # .double(), .half(), .to(...): round the buffer once from the float64 table, so that
         # float64 after float32 has float64's accuracy
+        before = self.pe
         super()._apply(fn, recurse)
+        if not self.pe.is_floating_point():  # .to(torch.complex64), .type(torch.LongTensor)
+            converted, self.pe = self.pe, before  # refused: the buffer stays as it was
+            rules.check_floats("pe", converted.shape, _dtype_name(converted), is_float=False)
         self.pe = self._table().to(device=self.pe.device, dtype=self.pe.dtype)
         return self
 
     def forward(self, x):
         # no finite check: adding positions turns no number into NaN
-        rules.check_floats("x", x.shape, _dtype_name(x), is_float=x.is_floating_point())
+        _check_input(x, "x", finite=False)
+        _check_joins(x, "x", self.pe, "the buffer pe", same_dtype=False)  # pe is cast to x's dtype
         rules.check_tokens("x", x.shape, "(tokens, d_model)", self.d_model)
         n = x.shape[-2]
-        if n > self.max_len:
-            raise ValueError(
-                f"the sequence has length {n}, longer than max_len = {self.max_len}: "
-                f"create the module with max_len >= {n}"
-            )
+        rules.check_max_len(n, self.max_len, "module")
         return x + self.pe[:n].to(dtype=x.dtype)
 
     def extra_repr(self) -> str:

@@ -10,10 +10,13 @@ seeded, so a run is reproducible on the CPU.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import torch
 from torch import nn
 
-from .modules import EncoderLayer, SinusoidalPositionalEncoding
+from . import rules
+from .modules import EncoderLayer, SinusoidalPositionalEncoding, _dtype_name
 
 __all__ = [
     "reverse",
@@ -36,15 +39,20 @@ def batch(batch_size: int, length: int, vocab: int, generator: torch.Generator, 
     """``(inputs, task(inputs))``: random digits ``(batch_size, length)`` and their targets.
 
     ``task`` maps an integer tensor ``(batch_size, length)`` to targets of the same shape with
-    values in ``range(vocab)``, one target token per position.
+    values in ``range(vocab)``, one target token per position (int64, as the loss needs).
     """
     inputs = torch.randint(0, vocab, (batch_size, length), generator=generator)
     targets = task(inputs)
+    if not isinstance(targets, torch.Tensor):
+        raise TypeError(f"task must return a torch.Tensor of targets, got {type(targets).__name__}")
     if targets.shape != inputs.shape:
         raise ValueError(
             f"task must return one target per input token, shape "
             f"{tuple(inputs.shape)}; it returned shape {tuple(targets.shape)}"
         )
+    name = "the task's targets"
+    rules.check_token_ids(name, targets.shape, _dtype_name(targets), ("int64",))
+    rules.check_token_range(name, targets.shape, int(targets.min()), int(targets.max()), vocab)
     return inputs, targets
 
 
@@ -122,25 +130,72 @@ def train(
 
     ``task`` maps a batch of inputs to its targets (see :func:`batch`); the default is reversal.
     With ``report_every`` > 0 a progress bar with the loss is printed every that many steps.
+
+    The sizes are checked first, and ``vocab`` and ``length`` against the model's. Training is
+    all or nothing: a call that raises, before the first step or during any (a task's wrong
+    targets, an interrupt), leaves the model's weights and mode as they were.
     """
-    torch.manual_seed(seed)
-    generator = torch.Generator().manual_seed(seed)
-    optimiser = torch.optim.Adam(model.parameters(), lr=lr)
-    loss_fn = nn.CrossEntropyLoss()
-    losses = []
-    model.train()
-    for step in range(1, steps + 1):
-        inputs, targets = batch(batch_size, length, vocab, generator, task)
-        logits, _ = model(inputs)
-        loss = loss_fn(logits.reshape(-1, vocab), targets.reshape(-1))
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        losses.append(loss.item())
-        if report_every and (step % report_every == 0 or step == steps):
-            print(f"{progress_bar(step / steps)} step {step:4d}  loss {loss.item():.4f}")
+    _check_training(model, steps, batch_size, lr, report_every, length, vocab, task)
+    with _all_or_nothing(model):
+        torch.manual_seed(seed)
+        generator = torch.Generator().manual_seed(seed)
+        optimiser = torch.optim.Adam(model.parameters(), lr=lr)
+        loss_fn = nn.CrossEntropyLoss()
+        losses = []
+        model.train()
+        for step in range(1, steps + 1):
+            inputs, targets = batch(batch_size, length, vocab, generator, task)
+            logits, _ = model(inputs)
+            loss = loss_fn(logits.reshape(-1, vocab), targets.reshape(-1))
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            losses.append(loss.item())
+            if report_every and (step % report_every == 0 or step == steps):
+                print(f"{progress_bar(step / steps)} step {step:4d}  loss {loss.item():.4f}")
     model.eval()
     return losses
+
+
+@contextmanager
+def _all_or_nothing(model: nn.Module):
+    """Put the model's weights and mode back if the ``with`` block raises."""
+    weights = {name: value.clone() for name, value in model.state_dict().items()}
+    was_training = model.training
+    try:
+        yield
+    except BaseException:
+        model.load_state_dict(weights)  # copies into the same parameters
+        model.train(was_training)
+        raise
+
+
+def _check_training(model, steps, batch_size, lr, report_every, length, vocab, task) -> None:
+    """What :func:`train` needs, checked before the model changes."""
+    if not isinstance(model, TinyTransformer):
+        raise TypeError(
+            f"model must be an attnkit.reversal.TinyTransformer, got {type(model).__name__}"
+        )
+    sizes = {"steps": steps, "batch_size": batch_size, "length": length, "vocab": vocab}
+    for name, value in sizes.items():
+        rules.positive_int(value, name)
+    rules.positive_finite(lr, "lr")
+    if report_every != 0:
+        rules.positive_int(report_every, "report_every")
+    if not callable(task):
+        raise TypeError(
+            f"task must be a function from inputs to targets, got {type(task).__name__}"
+        )
+    if vocab != model.embed.num_embeddings:
+        raise ValueError(
+            f"vocab = {vocab} does not match the model, made for {model.embed.num_embeddings} "
+            "tokens: pass the vocab the model was created with"
+        )
+    if model.positional is not None and length > model.positional.max_len:
+        raise ValueError(
+            f"length = {length} is longer than the model's positional encoding, made for "
+            f"sequences of {model.positional.max_len}: create the model with length >= {length}"
+        )
 
 
 def anti_diagonal_mass(weights) -> torch.Tensor:

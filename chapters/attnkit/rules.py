@@ -2,8 +2,11 @@
 
 The NumPy functions (:mod:`attnkit.core`) and the PyTorch modules
 (:mod:`attnkit.modules`) both call these, so that the same input gets the same
-error with the same message from either half. The rules see plain Python data
-(shapes as tuples, dtypes, flags, indices), never arrays or tensors: each half
+error with the same message from either half; so do the objects that keep state
+(the key-value cache and decoders of :mod:`attnkit.decoding`, ``train`` in
+:mod:`attnkit.reversal`, the heatmap's traits), which check everything with them
+before they change anything. The rules see plain Python data (shapes as tuples,
+dtypes, devices and flags as names, indices), never arrays or tensors: each half
 extracts those from its own objects.
 """
 
@@ -27,6 +30,13 @@ __all__ = [
     "check_heads_divide",
     "check_qkv_shapes",
     "check_head_mask",
+    "check_index",
+    "check_joins",
+    "check_keys_values",
+    "check_continues",
+    "check_token_ids",
+    "check_token_range",
+    "check_max_len",
 ]
 
 ALL_MASKED_CHOICES = ("raise", "zero")
@@ -171,3 +181,89 @@ def check_head_mask(mask_shape, query: tuple, source: tuple) -> None:
     batch = broadcast_batch(dict([query, source]))
     one_head = batch + (tuple(query[1])[-2], tuple(source[1])[-2])
     check_mask_fits(mask_shape, one_head, "one head's weights (every head uses the mask)")
+
+
+def check_index(value: int, count: int, name: str, what: str) -> None:
+    """ValueError unless ``value`` indexes one of ``count`` things (``what``, e.g. "heads")."""
+    if not 0 <= value < count:
+        raise ValueError(f"{name} must be one of 0 .. {count - 1} (the {what}), got {value}")
+
+
+# --- inputs that join state: a cache, a layer's weights, a buffer ----------------------------
+
+
+def check_joins(
+    name: str, shape, dtype: str, device: str, *, into: str, dtype_there=None, device_there: str
+) -> None:
+    """An input is computed with what it joins (``into``: a cache, a layer's weights): TypeError
+    unless it has their dtype (``dtype_there``; None accepts any), ValueError unless it is on
+    their device."""
+    if dtype_there is not None and dtype != dtype_there:
+        raise TypeError(
+            f"{name} of shape {tuple(shape)} in dtype {dtype} cannot join {into}, in dtype "
+            f"{dtype_there}: convert it to {dtype_there} first"
+        )
+    if device != device_there:
+        raise ValueError(
+            f"{name} of shape {tuple(shape)} on device {device} cannot join {into}, on device "
+            f"{device_there}: move it there first, .to({device_there!r})"
+        )
+
+
+def check_keys_values(keys_shape, values_shape) -> None:
+    """ValueError naming both shapes unless keys ``(..., h, m, d_k)`` and values ``(..., h, m,
+    d_v)`` have the same leading axes and tokens."""
+    keys_shape, values_shape = tuple(keys_shape), tuple(values_shape)
+    if len(keys_shape) < 3 or keys_shape[:-1] != values_shape[:-1]:
+        raise ValueError(
+            f"keys of shape {keys_shape} and values of shape {values_shape} must both be "
+            "(..., h, tokens, d_k) with the same leading axes and tokens"
+        )
+
+
+def check_continues(name: str, shape, cached_name: str, cached_shape) -> None:
+    """ValueError naming both shapes unless ``shape`` can follow ``cached_shape`` on the token
+    axis (the second to last): every other axis must agree."""
+    shape, cached_shape = tuple(shape), tuple(cached_shape)
+    if shape[:-2] != cached_shape[:-2] or shape[-1:] != cached_shape[-1:]:
+        raise ValueError(
+            f"{name} of shape {shape} do not continue {cached_name} of shape {cached_shape}: "
+            "every axis but the tokens (the second to last) must agree"
+        )
+
+
+# --- token ids and positions (the decoders of attnkit.decoding and attnkit.reversal) ---------
+
+
+def check_token_ids(name: str, shape, dtype: str, allowed: tuple) -> None:
+    """TypeError unless the dtype is one of ``allowed`` (integer dtypes an embedding takes),
+    ValueError unless ``shape`` is ``(b, n)`` with at least one sequence and one token."""
+    shape = tuple(shape)
+    if dtype not in allowed:
+        raise TypeError(
+            f"{name} of shape {shape} must be integer token ids ({' or '.join(allowed)}), "
+            f"got dtype {dtype}"
+        )
+    if len(shape) != 2 or 0 in shape:
+        raise ValueError(
+            f"{name} must be integer tokens of shape (b, n) with b, n >= 1, got {shape}"
+        )
+
+
+def check_token_range(name: str, shape, low: int, high: int, vocab: int) -> None:
+    """ValueError unless every token id, from ``low`` to ``high``, is in ``range(vocab)``."""
+    if low < 0 or high >= vocab:
+        raise ValueError(
+            f"{name} of shape {tuple(shape)} holds token ids from {low} to {high}, outside "
+            f"the vocabulary 0 .. {vocab - 1} (vocab = {vocab})"
+        )
+
+
+def check_max_len(length: int, max_len: int, owner: str) -> None:
+    """ValueError unless a sequence of ``length`` tokens has a position for each, ``0 .. max_len - 1``."""
+    if length > max_len:
+        raise ValueError(
+            f"positions up to {length - 1} do not fit max_len = {max_len} (the sequence has "
+            f"length {length}, longer than max_len = {max_len}): create the {owner} with "
+            f"max_len >= {length}"
+        )
