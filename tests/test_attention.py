@@ -257,7 +257,7 @@ def softmax_shifted_by(shift):
 
 
 def softmax_over_columns(x):
-    return softmax(x, axis=0)
+    return softmax_reference(x.T).T
 
 
 def softmax_whole_array(x):
@@ -277,7 +277,7 @@ def softmax_in_place(x):
 
 
 def softmax_flattened(x):
-    return softmax(x).ravel()
+    return softmax_reference(x).ravel()
 
 
 def softmax_max_without_keepdims(x):
@@ -307,9 +307,7 @@ def softmax_unfinished(x):
     raise NotImplementedError("replace this line with your code")
 
 
-@pytest.mark.parametrize(
-    "fn", [softmax_reference, softmax, softmax_log_sum_exp, softmax_row_by_row]
-)
+@pytest.mark.parametrize("fn", [softmax_reference, softmax_log_sum_exp, softmax_row_by_row])
 def test_check_softmax_accepts_correct_answers_in_float32_and_float64(fn):
     result = check_softmax(fn)
     assert result.passed, result.message
@@ -342,8 +340,9 @@ def test_check_softmax_accepts_correct_answers_in_float32_and_float64(fn):
         (softmax_flattened, "returned shape (6,)"),
         (softmax_unfinished, "raised NotImplementedError"),
         (lambda x: "not an array", "should be a NumPy array"),
-        (lambda x: -softmax(x), "negative"),
-        (lambda x: softmax(x).squeeze(), "softmax([7]) should be [1.0]"),
+        (lambda x: -softmax_reference(x), "negative"),
+        (lambda x: softmax_reference(x).squeeze(), "softmax([7]) should be [1.0]"),
+        (softmax, "uses `attnkit.core.softmax`"),
     ],
 )
 def test_check_softmax_rejects_typical_mistakes(wrong, advice):

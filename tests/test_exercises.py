@@ -1,6 +1,7 @@
 """The exercise checks' harness, and the package's layout: one module of checks per chapter."""
 
 import ast
+import functools
 import importlib
 import pkgutil
 import re
@@ -13,6 +14,7 @@ import pytest
 import yaml
 
 import attnkit.exercises
+from attnkit.exercises.calling import Outcome, Remote, invoke
 from attnkit.exercises.harness import (
     CheckFailed,
     CheckFailedWarning,
@@ -23,8 +25,11 @@ from attnkit.exercises.harness import (
     call,
     check,
     close,
+    dtypes,
     keeps_dtype,
+    ndarray,
     near,
+    random,
     shown,
 )
 
@@ -53,12 +58,35 @@ def test_near_says_which_entries_are_off():
 
 def test_answers_become_float32_or_float64_arrays():
     assert as_array(np.ones(2, dtype=np.float32), "the result").dtype == np.float32
-    assert as_array([1, 2], "the result").dtype == np.float64
+    assert as_array(np.array([1, 2]), "the result").dtype == np.float64
     assert as_array(np.ones(2, dtype=np.float16), "the result").dtype == np.float64
-    with pytest.raises(Failed, match="the result should be a NumPy array, got str"):
+    with pytest.raises(Failed, match="the result should be a NumPy array, got a str"):
         as_array("not an array", "the result")
-    with pytest.raises(Failed, match="z_hat should be a NumPy array, got dict"):
+    with pytest.raises(Failed, match="z_hat should be a NumPy array, got a dict"):
         as_array({}, "z_hat")
+    with pytest.raises(Failed, match="should hold numbers, got an array of dtype <U1"):
+        as_array(np.array(["a"]), "the result")
+
+
+@pytest.mark.parametrize(
+    "answer, named",
+    [
+        ([[1.0, 2.0]], r"got a list \(np\.array\(\.\.\.\) makes one\)"),
+        ((1.0, 2.0), "got a tuple"),
+        (np.float64(1.0), r"got a NumPy scalar \(float64\)"),
+        (np.ma.masked_array([1.0]), "got an array of type MaskedArray"),
+    ],
+)
+def test_only_a_plain_numpy_array_is_an_array(answer, named):
+    with pytest.raises(Failed, match=named):
+        ndarray(answer, "the result")
+    assert ndarray(np.ones(1), "the result").dtype == np.float64
+
+
+def test_a_tensor_is_not_taken_for_an_array():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(Failed, match="got a torch tensor; this exercise works in NumPy"):
+        as_array(torch.ones(2), "the weights")
 
 
 def test_numbers_are_shown_with_the_digits_that_tell_them_apart():
@@ -118,6 +146,106 @@ def test_an_exception_can_be_described_by_the_sizes_and_followed_by_a_hint():
         r"\(it was called with n = 5, d = 3\)\. Odd d\?$",
     ):
         call(lambda n, d: n / 0, 5, 3, called_with="n = 5, d = 3", hint=". Odd d?")
+
+
+# --- forbidden helpers, memory, the student's function elsewhere ------------------------------
+
+
+def test_a_forbidden_helper_is_a_tripwire_wherever_the_function_finds_it():
+    import attnkit.core
+    from attnkit.core import causal_mask as imported_under_another_name
+
+    names = ("attnkit.core.causal_mask",)
+    by_module = lambda n: attnkit.core.causal_mask(n)  # noqa: E731
+    by_global = lambda n: imported_under_another_name(n)  # noqa: E731
+
+    def by_closure():
+        helper = attnkit.core.causal_mask
+        return lambda n: helper(n)
+
+    def by_default(n, helper=attnkit.core.causal_mask):
+        return helper(n)
+
+    def swallowing(n):
+        try:
+            return attnkit.core.causal_mask(n)
+        except Exception:  # the tripwire is no Exception: it still stops the function
+            return np.tril(np.ones((n, n), dtype=bool))
+
+    for fn in (
+        by_module,
+        by_global,
+        by_closure(),
+        by_default,
+        swallowing,
+        attnkit.core.causal_mask,
+        functools.partial(attnkit.core.causal_mask),
+    ):
+        outcome = invoke(fn, (3,), names)
+        assert outcome.forbidden == names and outcome.result is None
+    assert np.array_equal(by_global(2), np.tril(np.ones((2, 2), dtype=bool)))  # all put back
+    assert by_default.__defaults__[0] is attnkit.core.causal_mask
+    own = lambda n: np.tril(np.ones((n, n), dtype=bool))  # noqa: E731
+    assert invoke(own, (3,), names).forbidden == ()
+
+
+def test_a_check_says_plainly_that_the_answer_used_a_forbidden_helper():
+    @check(forbids=("attnkit.core.softmax",))
+    def check_uses_softmax(fn):
+        call(fn, np.zeros(3))
+        return "correct"
+
+    from attnkit.core import softmax
+
+    assert check_uses_softmax.forbids == ("attnkit.core.softmax",)
+    result = check_uses_softmax(lambda x: softmax(x))
+    assert not result.passed
+    assert "your function uses `attnkit.core.softmax`" in result.message
+    assert check_uses_softmax(lambda x: x).passed
+
+
+def test_the_peak_memory_of_a_call_is_measured():
+    _, small = call(lambda x: x * 2, np.zeros(10), measure=True)
+    _, large = call(lambda x: np.concatenate([x] * 100), np.zeros(10_000), measure=True)
+    assert small < 10_000 and 8_000_000 <= large < 9_000_000
+
+
+def test_a_remote_function_is_called_through_its_transport():
+    class Echo(Remote):
+        def __init__(self):
+            self.calls = []
+
+        def invoke(self, args, forbidden, measure):
+            self.calls.append((args, forbidden, measure))
+            return Outcome(result=args[0] + 1, args=args)
+
+    remote = Echo()
+    assert call(remote, np.zeros(2)).tolist() == [1.0, 1.0]
+    raising = Echo()
+    raising.invoke = lambda *a: Outcome(error="ValueError: no", args=a[0])
+    with pytest.raises(Raised, match="raised ValueError: no"):
+        call(raising, np.zeros(2))
+    changed = Echo()
+    changed.invoke = lambda args, *a: Outcome(result=1, args=(args[0] + 1,))
+    with pytest.raises(Failed, match="changed its input array in place"):
+        call(changed, np.zeros(2))
+
+
+def test_a_check_draws_fresh_inputs_unless_seeded_and_tries_the_dtypes_asked_for():
+    seen = []
+
+    @check
+    def check_records(fn):
+        seen.append((random().normal(), dtypes()))
+        return "correct"
+
+    check_records(None, seed=3), check_records(None, seed=3), check_records(None)
+    assert seen[0] == seen[1] and seen[2][0] != seen[0][0]
+    assert seen[0][1] == (np.float64, np.float32)
+    check_records(None, dtypes=(np.float32,))
+    assert seen[-1][1] == (np.float32,)
+    with pytest.raises(ValueError, match="dtypes must be some of float64 and float32"):
+        check_records(None, dtypes=(np.float16,))
 
 
 # --- a check's body becomes a CheckResult -------------------------------------------------------
@@ -222,10 +350,14 @@ def test_keeps_dtype_names_both_dtypes_and_the_float64_scalar_trap():
 # --- the package: one module of checks per chapter, in the book's order --------------------------
 
 
+# What every check is built on; the other modules hold the checks of one chapter each.
+BUILT_ON = {"harness", "calling", "inputs"}
+
+
 def chapter_modules():
-    """The modules of attnkit.exercises other than the harness, by name."""
+    """The modules of attnkit.exercises that hold a chapter's checks, by name."""
     return sorted(
-        m.name for m in pkgutil.iter_modules(attnkit.exercises.__path__) if m.name != "harness"
+        m.name for m in pkgutil.iter_modules(attnkit.exercises.__path__) if m.name not in BUILT_ON
     )
 
 

@@ -3,7 +3,21 @@
 import numpy as np
 
 from ..core import attention, softmax
-from .harness import DTYPES, Failed, Raised, as_array, call, check, close, keeps_dtype, shown
+from .harness import (
+    ATTENTIONS,
+    SOFTMAXES,
+    Failed,
+    Raised,
+    as_array,
+    call,
+    check,
+    close,
+    dtypes,
+    keeps_dtype,
+    random,
+    shown,
+)
+from .inputs import extreme_logits, spread
 
 __all__ = ["check_softmax", "check_single_query_attention"]
 
@@ -35,10 +49,13 @@ def _softmax_of(fn, x):
         ) from None
 
 
-@check
+@check(forbids=SOFTMAXES + ATTENTIONS)
 def check_softmax(fn):
-    """Check ``fn(x)``: a softmax over the last axis of a 1-D or 2-D array, in its dtype."""
-    for dtype in DTYPES:
+    """Check ``fn(x)``: a softmax over the last axis of a 1-D or 2-D array, in its dtype.
+
+    Besides worked examples it tries random logits whose sizes spread over many orders, and
+    rows that only a softmax shifted by each row's own maximum survives."""
+    for dtype in dtypes():
         vector = np.array([1.0, 2.0, 3.0], dtype=dtype)
         answer = _softmax_of(fn, vector)
         got = as_array(answer, "the result")
@@ -131,9 +148,43 @@ def check_softmax(fn):
                 "Subtract each row's maximum and change the logits in no other way: "
                 "clipping or rescaling them changes the weights".format(*shown(expected, got))
             )
+        rng = random()
+        for logits in (
+            spread(rng.integers(3, 9), dtype, decades=2.0),
+            spread((rng.integers(2, 6), rng.integers(3, 9)), dtype, decades=2.0),
+            extreme_logits(int(rng.integers(4, 9)), dtype),
+        ):
+            _compare_softmax(fn, logits, dtype)
     return (
         "correct: non-negative weights, every row sums to 1, large logits stay finite, "
         "float32 stays float32"
+    )
+
+
+def _compare_softmax(fn, logits, dtype):
+    """Fail unless ``fn(logits)`` is the softmax of every row of the random ``logits``."""
+    expected = softmax(logits.astype(float))
+    answer = _softmax_of(fn, logits)
+    got = as_array(answer, "the result")
+    if got.shape != logits.shape:
+        raise Failed(f"for an input of shape {logits.shape} you returned shape {got.shape}")
+    keeps_dtype(answer, dtype, "the result")
+    if close(got, expected):
+        return
+    rows, have_rows, want_rows = (np.atleast_2d(a) for a in (logits, got, expected))
+    bad = next(i for i in range(len(rows)) if not close(have_rows[i], want_rows[i]))
+    have, want = have_rows[bad], want_rows[bad]
+    returned = (
+        "you returned {1}, not {0}".format(*shown(want, have))
+        if np.all(np.isfinite(have))
+        else "you returned NaN or inf"
+    )
+    raise Failed(
+        f"for the {dtype.__name__} logits {np.round(rows[bad].astype(float), 2).tolist()} "
+        f"{returned}. Subtract each row's own maximum, x.max(axis=-1, keepdims=True), and "
+        "change the logits in no other way: a shift by another entry, by one maximum for the "
+        "whole array or by a maximum floored at 0 overflows or underflows on some rows, and "
+        "clipping or rounding changes the weights"
     )
 
 
@@ -147,7 +198,8 @@ _LARGE_H = np.array(
 
 def _attention_cases(dtype):
     """(z, H) pairs: I == d with H not symmetric, first, so that H @ a and H.T @ z give numbers
-    to diagnose rather than errors; I != d; one encoder token; scores near 1000."""
+    to diagnose rather than errors; I != d; one encoder token; scores near 1000; then fresh
+    random ones, and scores that only a softmax shifted by its own maximum survives."""
     rng = np.random.default_rng(0)
     cases = [
         (rng.normal(size=3), rng.normal(size=(3, 3))),  # I = d = 3
@@ -155,7 +207,24 @@ def _attention_cases(dtype):
         (rng.normal(size=5), rng.normal(size=(1, 5))),  # one encoder token
         (_LARGE_Z, _LARGE_H),
     ]
+    fresh = random()
+    tokens, d = fresh.integers(2, 9, size=2)
+    cases.append((spread(d, float, decades=1.0), spread((tokens, d), float, decades=1.0)))
+    for scores in extreme_logits(int(fresh.integers(4, 9)), np.float64):
+        cases.append(_with_scores(scores, int(fresh.integers(2, 6))))
     return [(z.astype(dtype), H.astype(dtype)) for z, H in cases]
+
+
+def _with_scores(scores, d):
+    """A query ``z`` (d,) and keys ``H`` (I, d) whose scores ``H @ z`` are exactly ``scores``:
+    ``z`` is a power of two on one coordinate and 0 elsewhere, so each score is one product."""
+    rng = random()
+    axis, scale = int(rng.integers(d)), 2.0 ** rng.integers(-2, 3)
+    z = np.zeros(d)
+    z[axis] = scale
+    H = rng.normal(size=(len(scores), d))
+    H[:, axis] = scores / scale
+    return z, H
 
 
 def _wrong_weights(a, z, H, expected, where):
@@ -187,10 +256,10 @@ def _wrong_weights(a, z, H, expected, where):
     )
 
 
-@check
+@check(forbids=ATTENTIONS)
 def check_single_query_attention(fn):
     """Check ``fn(z, H) -> (z_hat, a)``: one query ``z`` (d,) over the rows of ``H`` (I, d)."""
-    for dtype in DTYPES:
+    for dtype in dtypes():
         for z, H in _attention_cases(dtype):
             tokens, d = H.shape  # I and d
             z64, H64 = z.astype(float), H.astype(float)

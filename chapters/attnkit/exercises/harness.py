@@ -5,22 +5,81 @@ student's ``fn`` through :func:`call`, turns answers into arrays with :func:`as_
 them with :func:`close` (a tolerance that follows the answer's dtype), words numbers with
 :func:`shown`, raises :class:`Failed` with plain advice at the first problem it finds, and
 returns a confirmation when there is none. The decorator turns either outcome into a
-:class:`CheckResult`. A NumPy check runs its inputs in each of :data:`DTYPES` and asks
-:func:`keeps_dtype` whether the answer kept the inputs' dtype.
+:class:`CheckResult`.
+
+Every run of a check draws fresh random inputs from :func:`random` (``seed=`` makes a run
+repeatable), so that no answer can be right only on the inputs one run happened to try. A NumPy
+check runs its inputs in each of :func:`dtypes` (float64 and float32 unless ``dtypes=`` narrows
+them) and asks :func:`keeps_dtype` whether the answer kept the inputs' dtype. A check that names
+helpers it ``forbids`` (the functions an exercise asks the student to write) runs the student's
+function with those helpers unavailable, and says so when it reached for one.
 """
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import html
 import sys
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
+
+from .calling import Remote, invoke
 
 # Every NumPy check runs in both: float64 first, whose tight tolerance pins the values down,
 # then float32, whose answers must stay float32.
 DTYPES = (np.float64, np.float32)
+
+
+# What a check may forbid: every function that computes a softmax (attnkit's and other
+# libraries'), and every attnkit function that computes attention whole.
+SOFTMAXES = (
+    "attnkit.core.softmax",
+    "attnkit.core.softmax_matrix_form",
+    "attnkit.core.masked_softmax",
+    "scipy.special.softmax",
+    "torch.softmax",
+    "torch.nn.functional.softmax",
+    "torch.Tensor.softmax",
+)
+# Every attnkit function that computes attention whole
+ATTENTIONS = (
+    "attnkit.core.attention",
+    "attnkit.core.self_attention",
+    "attnkit.core.scaled_dot_product_attention",
+    "attnkit.core.multi_head_attention",
+    "attnkit.core.grouped_query_attention",
+    "attnkit.streaming.online_softmax_attention",
+)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What the check that is running was asked for."""
+
+    rng: np.random.Generator
+    dtypes: tuple
+    forbidden: tuple[str, ...]
+
+
+_RUN = contextvars.ContextVar("attnkit_check_run", default=None)
+
+
+def _current() -> _Run:
+    run = _RUN.get()
+    return run if run is not None else _Run(np.random.default_rng(0), DTYPES, ())
+
+
+def random() -> np.random.Generator:
+    """The running check's random generator: fresh inputs on every run unless seeded."""
+    return _current().rng
+
+
+def dtypes() -> tuple:
+    """The float dtypes the running check tries its inputs in."""
+    return _current().dtypes
 
 
 class CheckFailedWarning(UserWarning):
@@ -100,21 +159,33 @@ class Raised(Failed):
         self.error = error
 
 
-def check(body):
+def check(body=None, *, forbids: tuple[str, ...] = ()):
     """Make ``body(fn)`` a check: its returned text passes, a :class:`Failed` it raises fails.
 
     Either way the check returns a :class:`CheckResult` and never raises, so an unfinished
-    exercise does not stop the notebook.
+    exercise does not stop the notebook. ``forbids`` names, by dotted path, the helpers the
+    exercise asks the student not to use (``"attnkit.core.softmax"``). The check is called as
+    ``check_x(fn, seed=None, dtypes=DTYPES)``: ``seed`` fixes its random inputs, ``dtypes``
+    narrows the float dtypes it tries.
     """
+    if body is None:
+        return functools.partial(check, forbids=tuple(forbids))
 
     @functools.wraps(body)
-    def run(fn) -> CheckResult:
+    def run(fn, *, seed: int | None = None, dtypes: tuple = DTYPES) -> CheckResult:
+        chosen = tuple(np.dtype(d).type for d in dtypes)
+        if not chosen or not set(chosen) <= set(DTYPES):
+            raise ValueError(f"dtypes must be some of float64 and float32, got {dtypes}")
+        token = _RUN.set(_Run(np.random.default_rng(seed), chosen, tuple(forbids)))
         try:
             message = body(fn)
         except Failed as failure:
             return CheckResult(False, str(failure))
+        finally:
+            _RUN.reset(token)
         return CheckResult(True, message)
 
+    run.forbids = tuple(forbids)
     return run
 
 
@@ -130,39 +201,64 @@ def _copy(value):
     return value.clone() if _is_tensor(value) else value
 
 
-def _unchanged(original, copy) -> bool:
+def _unchanged(original, after) -> bool:
+    """Did the call leave this argument as it was? (NaN and -inf count as themselves.)"""
     if isinstance(original, np.ndarray):
-        return np.array_equal(original, copy)
+        return (
+            isinstance(after, np.ndarray)
+            and original.dtype == after.dtype
+            and np.array_equal(original, after, equal_nan=original.dtype.kind in "fc")
+        )
     if _is_tensor(original):
-        return original.shape == copy.shape and bool((original == copy).all())
+        return (
+            _is_tensor(after)
+            and original.dtype == after.dtype
+            and original.shape == after.shape
+            and bool(((original == after) | (original.isnan() & after.isnan())).all())
+        )
     return True
 
 
-def call(fn, *args, called_with: str | None = None, hint: str = ""):
+def call(fn, *args, called_with: str | None = None, hint: str = "", measure: bool = False):
     """The student's ``fn(*args)``, called so that nothing it does escapes the check.
 
     NumPy arrays and torch tensors are passed as copies and compared with the originals
     afterwards, so a function that changes its input in place is reported; any other argument
-    (a size, a count, a dtype) is passed as it is. An exception becomes a :class:`Raised` that
-    names it and says how the function was called: ``called_with`` (for example ``"n = 4"``),
-    else the shapes of the array arguments; ``hint`` follows that message.
+    (a size, a count, a dtype) is passed as it is. A call to a helper the check forbids is
+    reported. An exception becomes a :class:`Raised` that names it and says how the function
+    was called: ``called_with`` (for example ``"n = 4"``), else the shapes of the array
+    arguments; ``hint`` follows that message. With ``measure``, returns ``(result, peak
+    bytes)``: the most memory the call held at once. ``fn`` may be a :class:`Remote`, whose
+    call runs in the process that holds the student's code.
     """
-    copies = [_copy(a) for a in args]
-    try:
-        result = fn(*copies)
-    except Exception as exc:  # any error in student code becomes a message
-        error = f"{type(exc).__name__}: {exc}"
+    copies = tuple(_copy(a) for a in args)
+    forbidden = _current().forbidden
+    if isinstance(fn, Remote):
+        outcome = fn.invoke(copies, forbidden, measure)
+    else:
+        outcome = invoke(fn, copies, forbidden, measure)
+    if outcome.forbidden:
+        helpers = " and ".join(f"`{name}`" for name in outcome.forbidden)
+        raise Failed(
+            f"your function uses {helpers}, which computes what this exercise asks you to "
+            "write yourself: the check runs your function with it made unavailable. Write "
+            "the computation in your own code"
+        )
+    if outcome.error is not None:
         if called_with is None:
             shapes = ", ".join(
                 str(tuple(a.shape)) for a in args if isinstance(a, np.ndarray) or _is_tensor(a)
             )
             called_with = f"arguments of shape {shapes}"
         raise Raised(
-            f"your function raised {error} (it was called with {called_with}){hint}", error
-        ) from None
-    if not all(_unchanged(original, copy) for original, copy in zip(args, copies)):
+            f"your function raised {outcome.error} (it was called with {called_with}){hint}",
+            outcome.error,
+        )
+    if len(outcome.args) != len(args) or not all(
+        _unchanged(original, after) for original, after in zip(args, outcome.args)
+    ):
         raise Failed("your function changed its input array in place; compute a new array instead")
-    return result
+    return (outcome.result, outcome.peak_bytes) if measure else outcome.result
 
 
 def keeps_dtype(result, dtype, what: str) -> None:
@@ -177,13 +273,41 @@ def keeps_dtype(result, dtype, what: str) -> None:
         )
 
 
+def _kind(value) -> str:
+    """What ``value`` is, in the words of an error message."""
+    if _is_tensor(value):
+        return "a torch tensor"
+    if isinstance(value, np.generic):
+        return f"a NumPy scalar ({type(value).__name__})"
+    if isinstance(value, np.ndarray):
+        return f"an array of type {type(value).__name__}"
+    return f"a {type(value).__name__}"
+
+
+def ndarray(result, what: str) -> np.ndarray:
+    """The answer itself if it is a plain NumPy array, else :class:`Failed` naming what it is.
+
+    Nested lists, torch tensors, NumPy scalars and array subclasses are refused: the chapter's
+    next cell uses the answer as an array, and a check compares arrays it can trust.
+    """
+    if type(result) is np.ndarray:
+        return result
+    advice = (
+        "; this exercise works in NumPy, so keep to NumPy arrays (no torch needed)"
+        if _is_tensor(result)
+        else " (np.array(...) makes one)"
+        if isinstance(result, (list, tuple))
+        else ""
+    )
+    raise Failed(f"{what} should be a NumPy array, got {_kind(result)}{advice}")
+
+
 def as_array(result, what: str) -> np.ndarray:
-    """The answer as a float32 array if it is one (its tolerance is float32's), else float64."""
-    try:
-        arr = np.asarray(result)
-        return arr if arr.dtype == np.float32 else arr.astype(np.float64)
-    except (TypeError, ValueError):
-        raise Failed(f"{what} should be a NumPy array, got {type(result).__name__}") from None
+    """The answer, a NumPy array, as float32 if it is (its tolerance is float32's), else float64."""
+    arr = ndarray(result, what)
+    if arr.dtype.kind not in "biuf":
+        raise Failed(f"{what} should hold numbers, got an array of dtype {arr.dtype}")
+    return arr if arr.dtype == np.float32 else arr.astype(np.float64)
 
 
 def near(got, expected) -> np.ndarray:

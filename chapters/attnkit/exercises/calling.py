@@ -1,0 +1,250 @@
+"""Running a student's function for a check: here, or wherever a grader runs the student's code.
+
+A check never calls the student's function itself: :func:`harness.call` asks for an
+:class:`Outcome` of the call, which says what the function returned or raised, which helpers
+it called that the exercise forbids, what it left of its arguments, and, when asked, the peak
+memory it allocated. :func:`invoke` runs the function in this process, with each forbidden
+helper swapped for a tripwire (:func:`forbidding`) and its memory traced (tracemalloc, which
+NumPy reports its arrays to). A grader passes a :class:`Remote` in place of the function: the
+call then runs in the process that holds the student's code, which calls :func:`invoke`
+there, and only plain data comes back, so the check itself runs where the student's code
+cannot reach it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import sys
+import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+__all__ = ["Outcome", "Remote", "invoke", "forbidding"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one call of a student's function did."""
+
+    result: object = None
+    error: str | None = None  # "TypeError: ..." when the function raised
+    forbidden: tuple[str, ...] = ()  # the forbidden helpers it called, by dotted name
+    peak_bytes: int | None = None  # the memory it allocated at most, when measured
+    args: tuple = ()  # its arguments as the call left them
+
+
+class Remote:
+    """A student's function that lives in another process; a grader provides the transport.
+
+    :meth:`invoke` runs ``function(*args)`` there, through :func:`invoke`, and returns its
+    :class:`Outcome` built from plain data only (arrays, tensors, numbers, strings, tuples).
+    """
+
+    def invoke(self, args: tuple, forbidden: tuple[str, ...], measure: bool) -> Outcome:
+        raise NotImplementedError
+
+
+class ForbiddenHelper(BaseException):
+    """Raised by a tripwire. Not an ``Exception``: the student's ``except Exception`` lets it by."""
+
+
+def _resolve(dotted: str):
+    """The object a dotted name such as ``attnkit.core.softmax`` names, or None.
+
+    attnkit's own modules are imported first, so that a function that imports one while it
+    runs still finds the tripwire. Other modules are searched only when already imported:
+    importing PyTorch or SciPy to forbid one of their functions would cost seconds.
+    """
+    parts = dotted.split(".")
+    if parts[0] == "attnkit":
+        for cut in range(len(parts) - 1, 0, -1):
+            try:
+                importlib.import_module(".".join(parts[:cut]))
+                break
+            except ImportError:
+                continue
+    for cut in range(len(parts) - 1, 0, -1):
+        module = sys.modules.get(".".join(parts[:cut]))
+        if module is None:
+            continue
+        obj = module
+        for name in parts[cut:]:
+            obj = getattr(obj, name, None)
+            if obj is None:
+                return None
+        return obj
+    return None
+
+
+def _owner_and_attribute(dotted: str):
+    """(the object holding the attribute, its name) for ``dotted``, or None."""
+    owner_name, _, attribute = dotted.rpartition(".")
+    owner = sys.modules.get(owner_name) or _resolve(owner_name)
+    return (owner, attribute) if owner is not None else None
+
+
+def _unwrapped(fn):
+    """``fn`` without ``functools.partial`` and ``functools.wraps`` layers."""
+    seen = set()
+    while id(fn) not in seen:
+        seen.add(id(fn))
+        if isinstance(fn, functools.partial):
+            fn = fn.func
+        elif hasattr(fn, "__wrapped__"):
+            fn = fn.__wrapped__
+        else:
+            break
+    return fn
+
+
+@contextmanager
+def forbidding(names: tuple[str, ...], fn=None) -> Iterator[list[str]]:
+    """While the block runs, every forbidden helper in ``names`` is a tripwire.
+
+    The tripwire replaces the helper wherever a function finds it: as an attribute of every
+    module of attnkit and of the helper's own module, in ``fn``'s globals (a notebook's
+    namespace), closure and default arguments. Calling it records the name in the list this
+    yields and raises :class:`ForbiddenHelper`. Everything is put back afterwards.
+    """
+    used: list[str] = []
+    helpers = {}  # id -> (dotted name, object)
+    for name in names:
+        obj = _resolve(name)
+        if obj is not None:
+            helpers[id(obj)] = (name, obj)
+    if not helpers:
+        yield used
+        return
+    helpers_by_name = dict(helpers.values())
+
+    wires = {}  # id of a tripwire -> the helper it stands for
+
+    def tripwire(name):
+        def forbidden(*args, **kwargs):
+            used.append(name)
+            raise ForbiddenHelper(name)
+
+        wires[id(forbidden)] = (forbidden, helpers_by_name[name])
+        return forbidden
+
+    def replacement(value):
+        found = helpers.get(id(value))
+        return tripwire(found[0]) if found is not None and found[1] is value else None
+
+    undo = []  # (setter, original) pairs, undone in reverse
+
+    def swap_in(mapping, key):
+        new = replacement(mapping.get(key))
+        if new is not None:
+            undo.append((functools.partial(mapping.__setitem__, key), mapping[key]))
+            mapping[key] = new
+
+    for name, _ in helpers.values():
+        place = _owner_and_attribute(name)
+        if place is not None and not isinstance(place[0], type(sys)):
+            owner, attribute = place  # a method of a class, such as torch.Tensor.softmax
+            undo.append((functools.partial(setattr, owner, attribute), getattr(owner, attribute)))
+            setattr(owner, attribute, tripwire(name))
+    owners = {name.rpartition(".")[0] for name, _ in helpers.values()}
+    for module in _modules_to_search(owners):
+        namespace = vars(module)
+        for key in [k for k, v in namespace.items() if id(v) in helpers]:
+            swap_in(namespace, key)
+    target = _unwrapped(fn)
+    namespace = getattr(target, "__globals__", None)
+    if isinstance(namespace, dict):
+        for key in [k for k, v in namespace.items() if id(v) in helpers]:
+            swap_in(namespace, key)
+    for cell in getattr(target, "__closure__", None) or ():
+        try:
+            new = replacement(cell.cell_contents)
+        except ValueError:  # an empty cell
+            continue
+        if new is not None:
+            undo.append((functools.partial(setattr, cell, "cell_contents"), cell.cell_contents))
+            cell.cell_contents = new
+    for attribute in ("__defaults__", "__kwdefaults__"):
+        defaults = getattr(target, attribute, None)
+        if defaults and any(replacement(v) for v in _values(defaults)):
+            undo.append((functools.partial(setattr, target, attribute), defaults))
+            setattr(target, attribute, _replaced(defaults, replacement))
+    try:
+        yield used
+    finally:
+        for setter, original in reversed(undo):
+            setter(original)
+        _restore_in_new_modules(wires, owners)
+
+
+def _modules_to_search(owners: set[str]) -> list:
+    """attnkit's modules, and the modules that hold a forbidden helper, as imported now."""
+    return [
+        module
+        for name, module in list(sys.modules.items())
+        if module is not None
+        and (name == "attnkit" or name.startswith("attnkit.") or name in owners)
+    ]
+
+
+def _restore_in_new_modules(wires: dict, owners: set[str]) -> None:
+    """Put the helper back wherever a module imported during the call copied its tripwire
+    (``from .modules import X`` while X was one): the tripwire must not outlive the call."""
+    for module in _modules_to_search(owners):
+        namespace = vars(module)
+        for key, value in list(namespace.items()):
+            found = wires.get(id(value))
+            if found is not None and found[0] is value:
+                namespace[key] = found[1]
+
+
+def _values(defaults):
+    return defaults.values() if isinstance(defaults, dict) else defaults
+
+
+def _replaced(defaults, replacement):
+    if isinstance(defaults, dict):
+        return {k: replacement(v) or v for k, v in defaults.items()}
+    return tuple(replacement(v) or v for v in defaults)
+
+
+def _is_forbidden_itself(fn, names: tuple[str, ...]) -> str | None:
+    """The name of the forbidden helper that ``fn`` is (``my_softmax = softmax``), if any."""
+    target = _unwrapped(fn)
+    for name in names:
+        obj = _resolve(name)
+        if obj is not None and (target is obj or fn is obj):
+            return name
+    return None
+
+
+def invoke(fn, args: tuple, forbidden: tuple[str, ...] = (), measure: bool = False) -> Outcome:
+    """Call ``fn(*args)`` in this process, the helpers named in ``forbidden`` unavailable.
+
+    With ``measure``, ``peak_bytes`` is the most memory the call held at once beyond what
+    was allocated before it, as tracemalloc counts it (NumPy's arrays included).
+    """
+    itself = _is_forbidden_itself(fn, forbidden)
+    if itself is not None:
+        return Outcome(forbidden=(itself,), args=args)
+    result, error, peak = None, None, None
+    with forbidding(forbidden, fn) as used:
+        tracing = tracemalloc.is_tracing()
+        if measure:
+            if not tracing:
+                tracemalloc.start()
+            tracemalloc.reset_peak()
+            before = tracemalloc.get_traced_memory()[0]
+        try:
+            result = fn(*args)
+        except ForbiddenHelper:
+            pass  # recorded in used
+        except Exception as exc:  # any error in student code becomes a message
+            error = f"{type(exc).__name__}: {exc}"
+        finally:
+            if measure:
+                peak = max(0, tracemalloc.get_traced_memory()[1] - before)
+                if not tracing:
+                    tracemalloc.stop()
+    return Outcome(result, error, tuple(dict.fromkeys(used)), peak, args)
