@@ -13,6 +13,7 @@ from attnkit.core import (
     masked_softmax,
     padding_mask,
     self_attention,
+    sliding_window_mask,
     softmax,
 )
 from attnkit.exercises.self_attention import (
@@ -275,7 +276,6 @@ def causal_reference(n):
     "fn",
     [
         causal_reference,
-        causal_mask,
         lambda n: np.arange(n)[None, :] <= np.arange(n)[:, None],
         lambda n: np.tri(n, dtype=bool),
     ],
@@ -299,6 +299,13 @@ def test_check_causal_mask_accepts_correct_answers(fn):
         (lambda n: np.tril(np.ones((4, 4), dtype=bool)), "for n = 1 you returned shape (4, 4)"),
         (lambda n: np.eye(n, dtype=bool), "entry [1, 0] should be True"),
         (lambda n: 1 / 0, "raised ZeroDivisionError"),
+        (causal_mask, "uses `attnkit.core.causal_mask`"),
+        (lambda n: sliding_window_mask(n, n), "uses `attnkit.core.sliding_window_mask`"),
+        (lambda n: causal_reference(n).tolist(), "should be a NumPy array, got a list"),
+        (
+            lambda n: np.arange(n, dtype=np.int8)[None, :] <= np.arange(n, dtype=np.int8)[:, None],
+            "wraps round past 127",
+        ),
     ],
 )
 def test_check_causal_mask_rejects_typical_mistakes(wrong, advice):
@@ -321,6 +328,17 @@ def masked_self_attention_reference(X, mask):
 def masked_with_a_large_negative_number(X, mask):
     weights = softmax_allowing_minus_inf(np.where(mask, X @ X.T, -1e9))
     return weights @ X, weights
+
+
+def masked_with_the_smallest_float(X, mask):
+    """Exact when every row keeps a key: no allowed score lies below the dtype's minimum."""
+    weights = softmax_allowing_minus_inf(np.where(mask, X @ X.T, np.finfo(X.dtype).min))
+    return weights @ X, weights
+
+
+def masked_weights(X, mask, scale=1.0):
+    """The right weights, without attnkit's masked_softmax, which the check forbids."""
+    return softmax_allowing_minus_inf(np.where(mask, X @ X.T * scale, -np.inf))
 
 
 def masked_by_multiplying_allowed_maximum(X, mask):
@@ -352,7 +370,7 @@ def _weights_then(fn):
     "fn",
     [
         masked_self_attention_reference,
-        masked_with_a_large_negative_number,
+        masked_with_the_smallest_float,
         masked_by_multiplying_allowed_maximum,
     ],
 )
@@ -364,19 +382,31 @@ def test_check_masked_self_attention_accepts_correct_answers_in_float32_and_floa
 @pytest.mark.parametrize(
     "wrong, advice",
     [
-        (_weights_then(lambda X, m: softmax(X @ X.T)), "ignore the mask"),
-        (_weights_then(lambda X, m: softmax(X @ X.T) * m), "without renormalising"),
-        (_weights_then(lambda X, m: softmax(np.where(m, X @ X.T, 0.0))), "exp(0) = 1"),
+        (_weights_then(lambda X, m: softmax_allowing_minus_inf(X @ X.T)), "ignore the mask"),
+        (
+            _weights_then(lambda X, m: softmax_allowing_minus_inf(X @ X.T) * m),
+            "without renormalising",
+        ),
+        (
+            _weights_then(lambda X, m: softmax_allowing_minus_inf(np.where(m, X @ X.T, 0.0))),
+            "exp(0) = 1",
+        ),
         (
             _weights_then(lambda X, m: softmax_allowing_minus_inf(np.where(~m, X @ X.T, -np.inf))),
             "True means",
         ),
         (
             _weights_then(lambda X, m: softmax(np.where(m, X @ X.T, -np.inf))),
-            "refuses -inf scores on purpose",
+            "uses `attnkit.core.softmax`",
         ),
-        (_weights_then(lambda X, m: masked_softmax(X @ X.T / np.sqrt(X.shape[1]), m)), "sqrt(d)"),
-        (_weights_then(lambda X, m: masked_softmax(X @ X.T, m).T), "transposed"),
+        (_weights_then(lambda X, m: masked_softmax(X @ X.T, m)), "uses `attnkit.core.masked"),
+        (lambda X, m: self_attention(X, mask=m), "uses `attnkit.core.self_attention`"),
+        (masked_with_a_large_negative_number, "did you give the masked keys one finite score"),
+        (
+            _weights_then(lambda X, m: masked_weights(X, m, 1 / np.sqrt(X.shape[1]))),
+            "sqrt(d)",
+        ),
+        (_weights_then(lambda X, m: masked_weights(X, m).T), "transposed"),
         (
             _weights_then(lambda X, m: softmax_allowing_minus_inf(np.where(m.T, X @ X.T, -np.inf))),
             "mask[i, j], not mask[j, i]",
@@ -388,14 +418,14 @@ def test_check_masked_self_attention_accepts_correct_answers_in_float32_and_floa
             "normalise each row",
         ),
         (
-            lambda X, m: (masked_softmax(X @ X.T, m).T @ X, masked_softmax(X @ X.T, m)),
+            lambda X, m: (masked_weights(X, m).T @ X, masked_weights(X, m)),
             "the output is not weights @ X",
         ),
         (
-            lambda X, m: (masked_softmax(X @ X.T, m)[:, :, None] * X, masked_softmax(X @ X.T, m)),
+            lambda X, m: (masked_weights(X, m)[:, :, None] * X, masked_weights(X, m)),
             "output has shape (4, 4, 3)",
         ),
-        (lambda X, m: masked_softmax(X @ X.T, m), "return a pair"),
+        (masked_weights, "return a pair"),
         (
             _weights_then(
                 lambda X, m: (
@@ -437,13 +467,13 @@ def padding_mask_by_loops(lengths, n, left=False):
     return mask
 
 
-def padding_mask_by_flipping(lengths, n, left=False):
-    right = padding_mask(lengths, n)
-    return right[..., ::-1] if left else right
-
-
 def right_padded(lengths, n, left=False):
     return (np.arange(n) < lengths[:, None])[:, None, :]
+
+
+def padding_mask_by_flipping(lengths, n, left=False):
+    right = right_padded(lengths, n)
+    return right[..., ::-1] if left else right
 
 
 @pytest.mark.parametrize(
@@ -499,6 +529,26 @@ def test_check_padding_mask_agrees_with_the_helper_on_right_padding():
         (
             lambda lengths, n, left=False: padding_mask_reference(lengths[::-1].copy(), n, left),
             "entry [0, 0, 1] should be True",
+        ),
+        (
+            lambda lengths, n, left=False: padding_mask(lengths, n),
+            "uses `attnkit.core.padding_mask`",
+        ),
+        (
+            lambda lengths, n, left=False: padding_mask_reference(
+                lengths, int(lengths.max()), left
+            ),
+            "your mask has 4 positions, the longest sequence's length",
+        ),
+        (
+            lambda lengths, n, left=False: padding_mask_reference(
+                lengths.astype(np.uint8), n, left
+            ),
+            "small integer type",
+        ),
+        (
+            lambda lengths, n, left=False: padding_mask_reference(lengths, n, left).tolist(),
+            "should be a NumPy array, got a list",
         ),
     ],
 )
