@@ -211,6 +211,12 @@ def sdpa_by_hand(Q, K, V):
 
 
 def sdpa_in_torch(Q, K, V):
+    q, k, v = (torch.from_numpy(a) for a in (Q, K, V))
+    weights = torch.softmax(q @ k.T / K.shape[-1] ** 0.5, dim=-1)
+    return (weights @ v).numpy(), weights.numpy()
+
+
+def sdpa_by_the_module(Q, K, V):
     out, weights = ScaledDotProductAttention()(*(torch.from_numpy(a) for a in (Q, K, V)))
     return out.numpy(), weights.numpy()
 
@@ -283,7 +289,7 @@ def test_check_sdpa_accepts_correct_answers_in_float32_and_float64(fn):
         ),
         (
             _weights_then(lambda Q, K: naive_softmax(Q @ K.T / K.shape[-1] ** 0.5)),
-            "Subtract each row's maximum first",
+            "Subtract each row's own maximum",
         ),
         (
             lambda Q, K, V: (
@@ -294,6 +300,8 @@ def test_check_sdpa_accepts_correct_answers_in_float32_and_float64(fn):
         ),
         (lambda Q, K, V: softmax(Q @ K.T / 3) @ V, "return a pair"),
         (sdpa_in_place, "changed its input array in place"),
+        (scaled_dot_product_attention, "uses `attnkit.core.scaled_dot_product_attention`"),
+        (sdpa_by_the_module, "uses `attnkit.modules.ScaledDotProductAttention.forward`"),
     ],
 )
 def test_check_sdpa_rejects_typical_mistakes(wrong, advice):

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from .harness import DTYPES, Failed, as_array, call, check, keeps_dtype
+from .harness import Failed, as_array, call, check, dtypes, keeps_dtype, random
+from .inputs import spread
 
 __all__ = ["check_split_heads", "check_merge_heads"]
 
@@ -13,11 +14,22 @@ _SIZES = ((2, 3, 4, 2), (1, 5, 2, 3), (2, 4, 1, 3), (1, 3, 6, 1), (3, 2, 3, 4))
 CODE = "1000*batch + 100*token + 10*head + column"
 
 
-def _coded_tokens(b: int, n: int, h: int, d_k: int, dtype) -> np.ndarray:
-    """``(b, n, h*d_k)`` whose entries say where they belong: ``CODE``, column within the head.
+def _sizes():
+    """The worked sizes, then fresh random ones: b, n, h and d_k all different and at least 2,
+    so that a swap of two axes changes the shape and a sort along any axis moves entries."""
+    fresh = tuple(int(s) for s in random().choice(np.arange(2, 8), 4, replace=False))
+    return [(size, True) for size in _SIZES] + [(fresh, False)]
+
+
+def _tokens(b: int, n: int, h: int, d_k: int, dtype, coded: bool) -> np.ndarray:
+    """``(b, n, h*d_k)``: coded entries (``CODE``, column within the head) that say where they
+    belong, so that a wrong answer can be described in those terms, or random reals over
+    many orders of magnitude, on which rounding, an integer buffer or a sort changes the answer.
 
     Every entry differs, the columns of one head included, so any reordering shows.
     """
+    if not coded:
+        return spread((b, n, h * d_k), dtype, decades=4.0)
     s, t, i, c = np.meshgrid(
         np.arange(b), np.arange(n), np.arange(h), np.arange(d_k), indexing="ij"
     )
@@ -35,25 +47,54 @@ def _decoded(value: float) -> str:
     )
 
 
-def _first_difference(got, expected, axes: str) -> str:
-    """The first entry where ``got`` differs from ``expected``, both decoded."""
+def _first_difference(got, expected, axes: str, coded: bool) -> str:
+    """The first entry where ``got`` differs from ``expected``: decoded, or as numbers."""
     bad = tuple(int(k) for k in np.argwhere(got != expected)[0])
-    return (
-        f"entry {list(bad)} ({axes}) should be {_decoded(expected[bad])}, you have "
-        f"{_decoded(got[bad])}"
-    )
+    if coded:
+        want, have = _decoded(expected[bad]), _decoded(got[bad])
+    else:
+        want, have = repr(float(expected[bad])), repr(float(got[bad]))
+        if not np.isin(got[bad], expected):
+            have += ", which is no entry of the input"
+    return f"entry {list(bad)} ({axes}) should be {want}, you have {have}"
 
 
-@check
+def _values_changed(got, expected, where: str, names: tuple[str, ...]) -> None:
+    """Fail with a name for the mistake if ``got`` holds ``expected``'s entries rounded or
+    sorted, which only real-valued inputs show: splitting and merging move entries as they
+    are."""
+    if np.all(got == np.round(got)) and not np.all(expected == np.round(expected)):
+        raise Failed(
+            f"{where} (random real entries) your result holds whole numbers only: it rounds, "
+            "or goes through an integer array (np.zeros(shape, dtype=int), .astype(int)). "
+            "Move the entries as they are, without changing any"
+        )
+    for decimals in range(1, 9):
+        if np.array_equal(got, np.round(expected, decimals)):
+            raise Failed(
+                f"{where} (random real entries) your result is rounded to {decimals} "
+                "decimals: move the entries as they are, without changing any"
+            )
+    for axis, name in enumerate(names):
+        if np.array_equal(got, np.sort(expected, axis=axis)):
+            raise Failed(
+                f"{where} (random real entries) your result is sorted along axis {axis}, "
+                f"the {name} axis: the entries must keep their order, each moved as a whole "
+                "into its place"
+            )
+
+
+@check(forbids=("attnkit.core.split_heads", "attnkit.modules.MultiHeadAttention.split_heads"))
 def check_split_heads(fn):
     """Check ``fn(X, h)``: ``(b, n, h*d_k) -> (b, h, n, d_k)``, head ``i`` = columns ``i*d_k ..``.
 
-    The test input's entries encode their place, ``1000*batch + 100*token + 10*head +
-    column``, so a wrong answer can be described in those terms.
+    The worked inputs' entries encode their place, ``1000*batch + 100*token + 10*head +
+    column``, so a wrong answer can be described in those terms; a fresh random input of
+    random sizes, real entries over many orders of magnitude, follows.
     """
-    for dtype in DTYPES:
-        for b, n, h, d_k in _SIZES:
-            X = _coded_tokens(b, n, h, d_k, dtype)  # (b, n, h*d_k)
+    for dtype in dtypes():
+        for (b, n, h, d_k), coded in _sizes():
+            X = _tokens(b, n, h, d_k, dtype, coded)  # (b, n, h*d_k)
             expected = X.reshape(b, n, h, d_k).transpose(0, 2, 1, 3)
             answer = call(fn, X, h)
             got = as_array(answer, "the result")
@@ -76,25 +117,30 @@ def check_split_heads(fn):
                     f"{expected.shape}, you returned {got.shape}"
                 )
             if not np.array_equal(got, expected):
-                _wrong_split(got, expected, X, b, n, h, d_k, where)
+                _wrong_split(got, expected, X, b, n, h, d_k, where, coded)
             keeps_dtype(answer, dtype, "the result")
     return (
         "correct: each head gets its own block of d_k columns of every token, in order, "
-        "and the tokens stay apart"
+        "and the tokens stay apart, real entries unchanged, float32 staying float32"
     )
 
 
-def _wrong_split(got, expected, X, b, n, h, d_k, where):
+def _wrong_split(got, expected, X, b, n, h, d_k, where, coded):
     """Say what is wrong with a split of the right shape and the wrong entries."""
     straight = X.reshape(b, h, n, d_k)
     if np.array_equal(got, straight):
+        example = (
+            f"the entries are {CODE}, and head 1 of batch 0 holds "
+            f"{_decoded(straight[0, 1, 0, 0])} in its first row, where it should hold "
+            "token 0's own head 1: "
+            if coded
+            else ""
+        )
         raise Failed(
             f"{where} you reshaped straight to (b, h, n, d_k), like view(b, h, n, d_k) "
-            f"without the transpose. The shape is right but the content is not: the entries "
-            f"are {CODE}, and head 1 of batch 0 holds {_decoded(straight[0, 1, 0, 0])} in its "
-            "first row, where it should hold token 0's own head 1: your heads mix tokens and "
-            "heads. Reshape to (b, n, h, d_k) first (each token's row cut into h pieces), then "
-            "swap axes 1 and 2"
+            f"without the transpose. The shape is right but the content is not: {example}"
+            "your heads mix tokens and heads. Reshape to (b, n, h, d_k) first (each token's "
+            "row cut into h pieces), then swap axes 1 and 2"
         )
     if np.array_equal(got, X.reshape(b, n, d_k, h).transpose(0, 3, 1, 2)):
         raise Failed(
@@ -112,18 +158,23 @@ def _wrong_split(got, expected, X, b, n, h, d_k, where):
             f"{where} every column of a head repeats its first column: keep all d_k "
             "columns of the block, X[..., i*d_k:(i+1)*d_k]"
         )
+    if not coded:
+        _values_changed(got, expected, where, ("batch", "head", "token", "column"))
     raise Failed(
-        f"{where} {_first_difference(got, expected, 'batch, head, token, column')}. "
+        f"{where} {_first_difference(got, expected, 'batch, head, token, column', coded)}. "
         "Head i of token t is row t's columns i*d_k .. (i+1)*d_k - 1, in order"
     )
 
 
-@check
+@check(forbids=("attnkit.core.merge_heads", "attnkit.modules.MultiHeadAttention.merge_heads"))
 def check_merge_heads(fn):
-    """Check ``fn(Y)``: ``(b, h, n, d_v) -> (b, n, h*d_v)``, the heads side by side per token."""
-    for dtype in DTYPES:
-        for b, n, h, d_v in _SIZES:
-            expected = _coded_tokens(b, n, h, d_v, dtype)  # (b, n, h*d_v)
+    """Check ``fn(Y)``: ``(b, h, n, d_v) -> (b, n, h*d_v)``, the heads side by side per token.
+
+    The worked inputs' entries encode where they belong in the answer, as for
+    :func:`check_split_heads`; a fresh random input of random sizes follows."""
+    for dtype in dtypes():
+        for (b, n, h, d_v), coded in _sizes():
+            expected = _tokens(b, n, h, d_v, dtype, coded)  # (b, n, h*d_v)
             Y = expected.reshape(b, n, h, d_v).transpose(0, 2, 1, 3).copy()  # (b, h, n, d_v)
             answer = call(fn, Y)
             got = as_array(answer, "the result")
@@ -140,15 +191,15 @@ def check_merge_heads(fn):
                     f"{expected.shape}, you returned {got.shape}"
                 )
             if not np.array_equal(got, expected):
-                _wrong_merge(got, expected, Y, b, n, h, d_v, where)
+                _wrong_merge(got, expected, Y, b, n, h, d_v, where, coded)
             keeps_dtype(answer, dtype, "the result")
     return (
         "correct: each token's row is its heads' outputs side by side, head 0 first, each "
-        "head's columns in order"
+        "head's columns in order, real entries unchanged, float32 staying float32"
     )
 
 
-def _wrong_merge(got, expected, Y, b, n, h, d_v, where):
+def _wrong_merge(got, expected, Y, b, n, h, d_v, where, coded):
     """Say what is wrong with a merge of the right shape and the wrong entries."""
     if np.array_equal(got, Y.reshape(b, n, h * d_v)):
         raise Failed(
@@ -170,7 +221,9 @@ def _wrong_merge(got, expected, Y, b, n, h, d_v, where):
         )
     if np.array_equal(got, Y[:, ::-1].transpose(0, 2, 1, 3).reshape(b, n, h * d_v)):
         raise Failed(f"{where} the heads are in reverse order: head 0's columns come first")
+    if not coded:
+        _values_changed(got, expected, where, ("batch", "token", "column"))
     raise Failed(
-        f"{where} {_first_difference(got, expected, 'batch, token, column')}. Row t "
+        f"{where} {_first_difference(got, expected, 'batch, token, column', coded)}. Row t "
         "is [head 0's row t | head 1's row t | ...]"
     )
