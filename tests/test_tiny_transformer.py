@@ -107,6 +107,12 @@ def diagonal_mass_reference(weights, offset):
     return weights[..., rows, rows + offset].mean(dim=(0, -1))
 
 
+def rows_in_int8(weights, offset):
+    n = weights.shape[-1]
+    rows = torch.arange(max(0, -offset), min(n, n - offset)).to(torch.int8).long()
+    return weights[..., rows, rows + offset].mean(dim=(0, -1))
+
+
 def test_check_diagonal_mass_accepts_correct_answers():
     assert check_diagonal_mass(diagonal_mass_reference).passed
     by_diagonal = lambda w, k: torch.diagonal(w, k, dim1=-2, dim2=-1).mean(dim=(0, -1))  # noqa: E731
@@ -143,9 +149,23 @@ def test_check_diagonal_mass_accepts_correct_answers():
         ),
         (
             lambda w, k: diagonal_mass_reference(w, k).float(),
-            "dtype torch.float64, and offset 1 you returned dtype torch.float32",
+            "dtype torch.float64, and offset 0 you returned dtype torch.float32",
         ),
         (lambda w, k: diagonal_mass_reference(w, k).numpy(), "return a torch tensor"),
+        (lambda w, k: diagonal_mass_reference(w, k).tolist(), "you returned a list"),
+        (
+            lambda w, k: diagonal_mass_reference(w, k).sort().values,
+            "offset -4 the result should be [0.189, 0.1606], you returned [0.1606, 0.189]",
+        ),
+        (
+            lambda w, k: diagonal_mass_reference(w, k).to(torch.int8).long(),
+            "you returned dtype torch.int64",
+        ),
+        (rows_in_int8, "int8 holds only -128 .. 127"),
+        (
+            lambda w, k: anti_diagonal_mass(w.flip(-1)),
+            "uses `attnkit.reversal.anti_diagonal_mass`",
+        ),
         (
             lambda w, k: diagonal_mass_reference(w.mul_(2), k) / 2,
             "changed its input array in place",
