@@ -1,6 +1,8 @@
 """Chapter 7's helpers (sliding windows, grouped-query attention, the online softmax, the
 key-value cache) and its checks."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -17,12 +19,21 @@ from attnkit.core import (
 )
 from attnkit.decoding import KVCache, TinyDecoder, cached_self_attention, greedy_generate
 from attnkit.exercises.attention_at_scale import (
+    _allowed_bytes,
     check_grouped_query_attention,
     check_online_softmax_attention,
 )
 from attnkit.modules import MultiHeadAttention
 from attnkit.recorded import recorded_benchmark
 from attnkit.streaming import online_softmax_attention
+from tests.support.answers.attention_at_scale import (
+    GQA,
+    GQA_MISTAKES,
+    ONLINE,
+    ONLINE_MISTAKES,
+    online_whole_matrix,
+    online_with,
+)
 
 # --- the sliding window ------------------------------------------------------------------
 
@@ -277,116 +288,13 @@ def test_decoder_errors():
 # --- the checks: online softmax attention ---------------------------------------------------
 
 
-def online_reference(Q, K, V, block_size, causal):
-    """The exercise's solution: running max, running sum, rescaled accumulator."""
-    m, d_k = Q.shape
-    r = np.full((m, 1), -np.inf, dtype=Q.dtype)
-    s, acc = np.zeros((m, 1), dtype=Q.dtype), np.zeros((m, V.shape[1]), dtype=Q.dtype)
-    for start in range(0, K.shape[0], block_size):
-        S = Q @ K[start : start + block_size].T / np.sqrt(d_k).astype(Q.dtype)
-        if causal:
-            S = np.where(np.arange(start, start + S.shape[1]) <= np.arange(m)[:, None], S, -np.inf)
-        new = np.maximum(r, S.max(axis=1, keepdims=True))
-        P = np.exp(S - new)
-        s = np.exp(r - new) * s + P.sum(axis=1, keepdims=True)
-        acc = np.exp(r - new) * acc + P @ V[start : start + block_size]
-        r = new
-    return acc / s
+def test_check_online_softmax_attention_accepts_the_reference_on_fresh_inputs():
+    # every right answer, on fixed seeds: tests/test_answers.py
+    result = check_online_softmax_attention(ONLINE.right["reference"])
+    assert result.passed, result.message
 
 
-def online_with(mistake):
-    """``online_reference`` with one typical mistake."""
-
-    def fn(Q, K, V, block_size, causal):
-        m, d_k = Q.shape
-        dtype = np.float64 if mistake == "float64 arrays" else Q.dtype
-        r = np.full((m, 1), -np.inf, dtype=dtype)
-        s, acc = np.zeros((m, 1), dtype=dtype), np.zeros((m, V.shape[1]), dtype=dtype)
-        stop = (
-            K.shape[0] - K.shape[0] % block_size if mistake == "whole blocks only" else K.shape[0]
-        )
-        outputs = []
-        for start in range(0, stop, block_size):
-            S = Q @ K[start : start + block_size].T
-            if mistake != "no scale":
-                S = S / np.sqrt(d_k).astype(Q.dtype)
-            cols = np.arange(start, start + S.shape[1])
-            if mistake == "local positions":
-                cols = np.arange(S.shape[1])
-            if causal and mistake != "no mask":
-                keep = (
-                    cols >= np.arange(m)[:, None]
-                    if mistake == "future kept"
-                    else cols < np.arange(m)[:, None]
-                    if mistake == "strict mask"
-                    else cols <= np.arange(m)[:, None]
-                )
-                S = np.where(keep, S, -np.inf)
-            if mistake == "plain sum":
-                P = np.exp(S)
-                s, acc = s + P.sum(axis=1, keepdims=True), acc + P @ V[start : start + block_size]
-                continue
-            new = (
-                r
-                if (mistake == "max never updated" and start > 0)
-                else S.max(axis=1, keepdims=True)
-                if mistake == "block max only"
-                else np.maximum(r, S.max(axis=1, keepdims=True))
-            )
-            P = np.exp(S - new)
-            if mistake == "each block normalised":
-                outputs.append(P @ V[start : start + block_size] / P.sum(axis=1, keepdims=True))
-                continue
-            s = (s if mistake == "sum not rescaled" else np.exp(r - new) * s) + P.sum(
-                axis=1, keepdims=True
-            )
-            acc = (acc if mistake == "accumulator not rescaled" else np.exp(r - new) * acc) + P @ V[
-                start : start + block_size
-            ]
-            r = new
-        if mistake == "each block normalised":
-            return np.mean(outputs, axis=0)
-        if mistake == "tuple":
-            return acc / s, r
-        if mistake == "weights":
-            return np.ones((m, K.shape[0]))
-        return acc / s
-
-    return fn
-
-
-def test_check_online_softmax_attention_accepts_correct_answers():
-    assert check_online_softmax_attention(online_reference).passed
-    full = lambda Q, K, V, b, c: scaled_dot_product_attention(  # noqa: E731
-        Q, K, V, mask=causal_mask(K.shape[0]) if c else None
-    )[0]
-    assert check_online_softmax_attention(full).passed
-    helper = lambda Q, K, V, b, c: online_softmax_attention(  # noqa: E731
-        Q, K, V, block_size=b, causal=c
-    )[0]
-    assert check_online_softmax_attention(helper).passed
-
-
-@pytest.mark.parametrize(
-    "mistake, advice",
-    [
-        ("no scale", "did not scale the scores"),
-        ("whole blocks only", "the last block has only n mod block_size = 2 keys"),
-        ("each block normalised", "normalised each block on its own"),
-        ("accumulator not rescaled", "exp(s - r) v accumulated so far must be multiplied"),
-        ("sum not rescaled", "the running sum of exp(s - r) must be multiplied"),
-        ("no mask", "you ignored causal"),
-        ("future kept", "keep keys j <= i, not j < i"),
-        ("strict mask", "queries [0] came out NaN or inf"),
-        ("local positions", "the key's position in the sequence, start + column"),
-        ("plain sum", "exp overflowed"),
-        ("max never updated", "exp overflowed"),
-        ("block max only", "never the block's alone"),
-        ("float64 arrays", "keep the inputs' dtype"),
-        ("tuple", "return only the output array"),
-        ("weights", "That is the shape of the weights"),
-    ],
-)
+@pytest.mark.parametrize("mistake, advice", ONLINE_MISTAKES.items())
 def test_check_online_softmax_attention_rejects_typical_mistakes(mistake, advice):
     result = check_online_softmax_attention(online_with(mistake))
     assert not result.passed and advice in result.message, result.message
@@ -394,9 +302,11 @@ def test_check_online_softmax_attention_rejects_typical_mistakes(mistake, advice
 
 def test_check_online_softmax_attention_names_a_transposed_causal_mask():
     def future(Q, K, V, block_size, causal):  # the whole matrix, mask upside down
-        return scaled_dot_product_attention(
-            Q, K, V, mask=causal_mask(K.shape[0]).T if causal else None
-        )[0]
+        S = Q @ K.T / np.sqrt(Q.shape[1]).astype(Q.dtype)
+        if causal:
+            S = np.where(causal_mask(len(K)).T, S, -np.inf)
+        P = np.exp(S - S.max(axis=1, keepdims=True))
+        return P / P.sum(axis=1, keepdims=True) @ V
 
     result = check_online_softmax_attention(future)
     assert not result.passed and "you kept the keys j >= i, the future" in result.message
@@ -411,69 +321,65 @@ def test_check_online_softmax_attention_reports_an_unfinished_exercise():
     assert "block_size = 4, causal = False" in result.message
 
 
+@pytest.mark.parametrize(
+    "helper, name",
+    [
+        (
+            lambda Q, K, V, b, c: online_softmax_attention(Q, K, V, block_size=b, causal=c)[0],
+            "attnkit.streaming.online_softmax_attention",
+        ),
+        (
+            lambda Q, K, V, b, c: scaled_dot_product_attention(
+                Q, K, V, mask=causal_mask(len(K)) if c else None
+            )[0],
+            "attnkit.core.scaled_dot_product_attention",
+        ),
+    ],
+)
+def test_check_online_softmax_attention_refuses_attnkit_s_attention(helper, name):
+    result = check_online_softmax_attention(helper)
+    assert not result.passed and f"your function uses `{name}`" in result.message
+
+
+def test_check_online_softmax_attention_says_how_much_memory_it_measured():
+    result = check_online_softmax_attention(online_whole_matrix, seed=0, dtypes=(np.float64,))
+    assert not result.passed
+    held, allowed = (
+        int(re.search(rf"{what} ([\d,]+) bytes", result.message)[1].replace(",", ""))
+        for what in ("your function held", "this check allows")
+    )
+    n = int(re.search(r"n = (\d+)", result.message)[1])
+    assert "m = 1," in result.message and held >= 8 * n > 3 * allowed
+    assert "as much as the whole (m, n) matrix of scores" in result.message
+
+
+def test_the_memory_bound_is_a_third_of_what_not_streaming_costs_at_least():
+    # the smallest memory cases the check draws: no (m, n) scores at m = 1 in float32, ...
+    assert 3 * _allowed_bytes(1, 96 * 1024, 1024, 4, 4) < 96 * 1024 * 4
+    # ... and no (n, n) boolean mask at m = n
+    assert 3 * _allowed_bytes(1792, 1792, 5, 1, 1) < 1792 * 1792
+
+
 # --- the checks: grouped-query attention ----------------------------------------------------
 
 
-def gqa_reference(Q, K, V):
-    r = Q.shape[0] // K.shape[0]
-    return scaled_dot_product_attention(Q, np.repeat(K, r, axis=0), np.repeat(V, r, axis=0))[0]
-
-
 def test_check_grouped_query_attention_accepts_correct_answers():
-    assert check_grouped_query_attention(gqa_reference).passed
-
-    def by_reshape(Q, K, V):
-        return scaled_dot_product_attention(
-            Q.reshape(K.shape[0], -1, *Q.shape[1:]), K[:, None], V[:, None]
-        )[0].reshape(Q.shape[0], Q.shape[1], V.shape[-1])
-
-    assert check_grouped_query_attention(by_reshape).passed
+    assert "attnkit.core.scaled_dot_product_attention" not in check_grouped_query_attention.forbids
+    for right in GQA.right.values():
+        result = check_grouped_query_attention(right)
+        assert result.passed, result.message
 
 
-def tiled(Q, K, V):
-    r = Q.shape[0] // K.shape[0]
-    return scaled_dot_product_attention(Q, np.tile(K, (r, 1, 1)), np.tile(V, (r, 1, 1)))[0]
-
-
-def per_group(Q, K, V):
-    return scaled_dot_product_attention(Q[:: Q.shape[0] // K.shape[0]], K, V)[0]
-
-
-def unscaled(Q, K, V):
-    r = Q.shape[0] // K.shape[0]
-    return scaled_dot_product_attention(
-        Q, np.repeat(K, r, axis=0), np.repeat(V, r, axis=0), scale=1.0
-    )[0]
-
-
-def no_softmax(Q, K, V):
-    r = Q.shape[0] // K.shape[0]
-    return (Q @ np.repeat(K, r, axis=0).transpose(0, 2, 1)) @ np.repeat(V, r, axis=0)
-
-
-def keys_tiled_values_repeated(Q, K, V):
-    r = Q.shape[0] // K.shape[0]
-    return scaled_dot_product_attention(Q, np.tile(K, (r, 1, 1)), np.repeat(V, r, axis=0))[0]
-
-
-def last_group_for_all(Q, K, V):
-    return scaled_dot_product_attention(Q, K[-1:], V[-1:])[0]
-
-
-@pytest.mark.parametrize(
-    "wrong, advice",
-    [
-        (tiled, "read key-value head i % g ([0, 1, 0, 1, 0, 1])"),
-        (per_group, "one output per key-value head"),
-        (unscaled, "did not scale the scores"),
-        (no_softmax, "Apply the softmax over the keys"),
-        (keys_tiled_values_repeated, "query heads [1, 4] are wrong, the others right"),
-        (last_group_for_all, "read key-value heads [1, 1, 1, 1, 1, 1]"),
-    ],
-)
+@pytest.mark.parametrize("wrong, advice", GQA_MISTAKES.items())
 def test_check_grouped_query_attention_rejects_typical_mistakes(wrong, advice):
     result = check_grouped_query_attention(wrong)
     assert not result.passed and advice in result.message, result.message
+
+
+def test_check_grouped_query_attention_refuses_attnkit_s_own():
+    result = check_grouped_query_attention(lambda Q, K, V: grouped_query_attention(Q, K, V)[0])
+    assert not result.passed
+    assert "your function uses `attnkit.core.grouped_query_attention`" in result.message
 
 
 def test_the_recorded_cost_ships_with_attnkit():

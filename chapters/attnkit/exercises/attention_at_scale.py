@@ -3,9 +3,54 @@
 import numpy as np
 
 from ..core import causal_mask, grouped_query_attention, scaled_dot_product_attention
-from .harness import Failed, as_array, call, check, close, shown
+from .harness import (
+    ATTENTIONS,
+    SOFTMAXES,
+    Failed,
+    as_array,
+    call,
+    check,
+    close,
+    dtypes,
+    keeps_dtype,
+    near,
+    random,
+    shown,
+)
+from .inputs import extreme_logits, scores_from_queries_and_keys, spread
 
 __all__ = ["check_online_softmax_attention", "check_grouped_query_attention"]
+
+
+# --- the online softmax ---------------------------------------------------------------------
+
+# What streaming may hold at once: a few arrays of shape (m, B), (m, d_k), (m, d_v) and
+# (m, 1), the output included. The bound counts ARRAYS of each at 8 bytes an entry (the
+# positions of a causal mask are int64 whatever the dtype), PER_BLOCK bytes for each block's
+# views (np.split makes them all up front) and SLACK bytes for Python's own objects. Right
+# answers hold at most about 60% of it; the (m, n) scores at m = 1, or an (n, n) boolean mask
+# at m = n, are at least three times as much.
+ARRAYS = 8
+PER_BLOCK = 320
+SLACK = 16 * 1024
+
+
+def _allowed_bytes(m, n, block_size, d_k, d_v):
+    """The most memory a streamed answer may allocate at once for these sizes."""
+    blocks = -(-n // block_size)
+    return ARRAYS * m * (block_size + d_k + d_v + 1) * 8 + PER_BLOCK * blocks + SLACK
+
+
+def _digits_lost(got, expected) -> str:
+    """Advice for an answer whose entries have two decimals at most, where the right ones
+    have every digit: it was rounded, or went through an integer array."""
+    if np.all(got == np.round(got, 2)) and not np.all(expected == np.round(expected, 2)):
+        return (
+            " Your output has two decimals at most: keep every digit, in a float array of "
+            "the inputs' dtype (no rounding, no integer array such as np.zeros(shape, "
+            "dtype=int))."
+        )
+    return ""
 
 
 def _scores_rising_by_block(m, n, d_k, d_v, offsets, block_size, dtype, seed):
@@ -48,8 +93,18 @@ def _blockwise(Q, K, V, block_size, mistake):
     return acc / running_sum
 
 
-def _online_answer(fn, Q, K, V, block_size, causal, where):
-    """The student's output for these inputs, as an array, after the checks every case shares."""
+def _attention64(Q, K, V, causal=False, rows=None):
+    """The expected output, computed in float64 from the inputs as given: of the queries
+    ``rows`` only, if given (each query's output depends on its own scores only)."""
+    Q, K, V = (a.astype(np.float64) for a in (Q, K, V))
+    rows = np.arange(len(Q)) if rows is None else np.asarray(rows)
+    mask = np.arange(len(K)) <= rows[:, None] if causal else None
+    return scaled_dot_product_attention(Q[rows], K, V, mask=mask)[0]
+
+
+def _online_answer(fn, Q, K, V, block_size, causal, where, measure=False):
+    """The student's output for these inputs, as an array, after the checks every case shares;
+    with ``measure``, also the most memory the call held at once."""
     with np.errstate(all="ignore"):  # overflow shows as inf or NaN, reported below
         result = call(
             fn,
@@ -60,7 +115,9 @@ def _online_answer(fn, Q, K, V, block_size, causal, where):
             causal,
             called_with=f"Q {Q.shape}, K {K.shape}, V {V.shape}, "
             f"block_size = {block_size}, causal = {causal}",
+            measure=measure,
         )
+    result, peak = result if measure else (result, None)
     if isinstance(result, tuple):
         raise Failed("return only the output array, shape (m, d_v), not a tuple")
     got = as_array(result, "the output")
@@ -78,24 +135,42 @@ def _online_answer(fn, Q, K, V, block_size, causal, where):
         )
     if got.dtype != Q.dtype:
         raise Failed(
-            f"{where} the inputs are {Q.dtype} and your output is {got.dtype}: keep "
-            "the inputs' dtype (create the running arrays with dtype=Q.dtype)"
+            f"{where} for {Q.dtype} inputs your output is {got.dtype}: keep the inputs' "
+            "dtype (create the running arrays with dtype=Q.dtype, and scale by a Python "
+            "number such as d_k ** 0.5 or by np.sqrt(d_k).astype(Q.dtype))"
         )
-    return got
+    return (got, peak) if measure else got
 
 
-@check
-def check_online_softmax_attention(fn):
-    """Check ``fn(Q, K, V, block_size, causal) -> output``: attention streamed over key blocks.
+def _wrong_output(where, expected, got, advice="", rows=None):
+    """Fail, showing the first query whose output is wrong; ``got`` holds the queries ``rows``
+    only, if given."""
+    i = int(np.argmin(np.all(near(got, expected), axis=1)))
+    query = i if rows is None else int(rows[i])
+    raise Failed(
+        "{} query {} should output {}, you returned {}.{}{}".format(
+            where,
+            query,
+            *shown(expected[i], got[i]),
+            _digits_lost(got, expected),
+            f" {advice}" if advice else "",
+        )
+    )
 
-    ``Q`` ``(m, d_k)``, ``K`` ``(n, d_k)``, ``V`` ``(n, d_v)``; the output must equal
-    ``softmax(Q K^T / sqrt(d_k)) V`` (with keys ``j <= i`` only, when ``causal``), in the
-    inputs' dtype, and stay finite for scores in the thousands.
-    """
+
+def _block_sizes(n, rng):
+    """1, a size that does not divide ``n`` (the last block is shorter) and one above ``n``."""
+    uneven = [b for b in range(2, n) if n % b]
+    return 1, int(rng.choice(uneven)), n + int(rng.integers(1, 9))
+
+
+def _coded_cases(fn, dtype):
+    """The worked cases, whose inputs are built so that each typical mistake can be named."""
     # m = 4 queries, n = 10 keys in blocks of 4 (the last block has 2), largest scores last
-    Q, K, V = _scores_rising_by_block(4, 10, 3, 2, [0.0, 1.0, 2.0], 4, np.float64, seed=0)
-    expected = scaled_dot_product_attention(Q, K, V)[0]
-    where = "for Q (4, 3), K (10, 3), V (10, 2) and block_size = 4,"
+    Q, K, V = _scores_rising_by_block(4, 10, 3, 2, [0.0, 1.0, 2.0], 4, dtype, seed=0)
+    expected = _attention64(Q, K, V)
+    Q64, K64, V64 = (a.astype(np.float64) for a in (Q, K, V))
+    where = f"for {dtype.__name__} Q (4, 3), K (10, 3), V (10, 2) and block_size = 4,"
     got = _online_answer(fn, Q, K, V, 4, False, where)
     if not np.all(np.isfinite(got)):
         raise Failed(
@@ -103,7 +178,7 @@ def check_online_softmax_attention(fn):
             "look for a division by a zero sum or exp(-inf - (-inf))"
         )
     if not close(got, expected):
-        unscaled = scaled_dot_product_attention(Q, K, V, scale=1.0)[0]
+        unscaled = scaled_dot_product_attention(Q64, K64, V64, scale=1.0)[0]
         if close(got, unscaled):
             raise Failed(f"{where} you did not scale the scores: divide Q K^T by sqrt(d_k)")
         for mistake, advice in [
@@ -131,10 +206,12 @@ def check_online_softmax_attention(fn):
                 "exp(s - r) must be multiplied by exp(r_old - r_new), like the accumulator",
             ),
         ]:
-            if close(got, _blockwise(Q, K, V, 4, mistake)):
+            if close(got, _blockwise(Q64, K64, V64, 4, mistake)):
                 raise Failed(f"{where} {advice}")
         raise Failed(
-            "{} the output should be {}, you returned {}".format(where, *shown(expected, got))
+            "{} the output should be {}, you returned {}.{}".format(
+                where, *shown(expected, got), _digits_lost(got, expected)
+            )
         )
 
     for block_size in (1, 3, 10, 16):
@@ -150,23 +227,26 @@ def check_online_softmax_attention(fn):
 
     # causal: m = n = 7 in blocks of 3; key j is visible to query i when j <= i
     rng = np.random.default_rng(1)
-    Qc, Kc, Vc = rng.normal(size=(7, 3)), rng.normal(size=(7, 3)), rng.normal(size=(7, 2))
-    expected = scaled_dot_product_attention(Qc, Kc, Vc, mask=causal_mask(7))[0]
+    Qc, Kc, Vc = (rng.normal(size=s).astype(dtype) for s in [(7, 3), (7, 3), (7, 2)])
+    Qc64, Kc64, Vc64 = (a.astype(np.float64) for a in (Qc, Kc, Vc))
+    expected = _attention64(Qc, Kc, Vc, causal=True)
     where = "with causal = True (m = n = 7, block_size = 3),"
     got = _online_answer(fn, Qc, Kc, Vc, 3, True, where)
     if not close(got, expected):
         local = np.arange(3)[None, :] <= np.arange(7)[:, None]  # (7, 3), block-local
         candidates = [
             (
-                scaled_dot_product_attention(Qc, Kc, Vc)[0],
+                _attention64(Qc, Kc, Vc),
                 "you ignored causal: with causal = True query i may attend to keys j <= i only",
             ),
             (
-                scaled_dot_product_attention(Qc, Kc, Vc, mask=causal_mask(7).T)[0],
+                scaled_dot_product_attention(Qc64, Kc64, Vc64, mask=causal_mask(7).T)[0],
                 "you kept the keys j >= i, the future; the causal mask keeps j <= i",
             ),
             (
-                scaled_dot_product_attention(Qc, Kc, Vc, mask=np.tile(local, (1, 3))[:, :7])[0],
+                scaled_dot_product_attention(Qc64, Kc64, Vc64, mask=np.tile(local, (1, 3))[:, :7])[
+                    0
+                ],
                 "you compared the query's position with the key's column inside its block; "
                 "compare it with the key's position in the sequence, start + column",
             ),
@@ -192,8 +272,8 @@ def check_online_softmax_attention(fn):
         ([0.0, 400.0, 800.0, 1200.0], "rising"),
         ([1200.0, 800.0, 400.0, 0.0], "falling"),
     ):
-        Ql, Kl, Vl = _scores_rising_by_block(3, 12, 3, 2, offsets, 3, np.float64, seed=2)
-        expected = scaled_dot_product_attention(Ql, Kl, Vl)[0]
+        Ql, Kl, Vl = _scores_rising_by_block(3, 12, 3, 2, offsets, 3, dtype, seed=2)
+        expected = _attention64(Ql, Kl, Vl)
         where = (
             f"with scores near {', '.join(f'{o:g}' for o in offsets)} in the four blocks "
             f"({order}, block_size = 3),"
@@ -208,12 +288,16 @@ def check_online_softmax_attention(fn):
             )
         if not close(got, expected):
             raise Failed(
-                "{} the output should be {}, you returned {}".format(where, *shown(expected, got))
+                "{} the output should be {}, you returned {}. Subtract the running maximum "
+                "and change the scores in no other way: clipping them to a range makes "
+                "different scores equal".format(where, *shown(expected, got))
             )
 
-    # float32: the dtype is kept, and float32's exp overflows above 88
-    Q32, K32, V32 = _scores_rising_by_block(4, 9, 3, 2, [0.0, 60.0, 120.0], 3, np.float32, seed=3)
-    expected = scaled_dot_product_attention(Q32, K32, V32)[0]
+    if dtype != np.float32:
+        return
+    # float32's exp overflows above 88
+    Q32, K32, V32 = _scores_rising_by_block(4, 9, 3, 2, [0.0, 60.0, 120.0], 3, dtype, seed=3)
+    expected = _attention64(Q32, K32, V32)
     where = "for float32 inputs with scores near 0, 60 and 120 (block_size = 3),"
     got = _online_answer(fn, Q32, K32, V32, 3, False, where)
     if not np.all(np.isfinite(got)):
@@ -225,26 +309,213 @@ def check_online_softmax_attention(fn):
         raise Failed(
             "{} the output should be {}, you returned {}".format(where, *shown(expected, got))
         )
+
+
+def _random_cases(fn, dtype):
+    """Fresh random sizes and reals, without and with the causal mask, and every kind of block."""
+    rng = random()
+    for causal in (False, True):
+        n = int(rng.integers(5, 40))
+        m = n if causal else int(rng.integers(1, 9))
+        d_k, d_v = (int(d) for d in rng.integers(1, 9, size=2))
+        Q = (rng.normal(size=(m, d_k)) * rng.uniform(0.5, 3.0)).astype(dtype)
+        K = rng.normal(size=(n, d_k)).astype(dtype)
+        V = spread((n, d_v), dtype, decades=2.0)
+        expected = _attention64(Q, K, V, causal)
+        for block_size in _block_sizes(n, rng):
+            where = (
+                f"for random {dtype.__name__} Q {Q.shape}, K {K.shape}, V {V.shape}, "
+                f"block_size = {block_size}, causal = {causal},"
+            )
+            got = _online_answer(fn, Q, K, V, block_size, causal, where)
+            if not close(got, expected):
+                _wrong_output(
+                    where,
+                    expected,
+                    got,
+                    "The worked cases passed: look for what these sizes and values change "
+                    "(m, n and block_size in any relation, values of every size)",
+                )
+
+
+def _extreme_case(fn, dtype):
+    """Scores built exactly, one row of each kind that only a running maximum of each query's
+    own scores, started at -inf, survives (see ``extreme_logits``)."""
+    rng = random()
+    n = int(rng.integers(6, 17))
+    d_v = int(rng.integers(1, 5))
+    scores = extreme_logits(n, np.float64)  # (5, n)
+    Q, K = scores_from_queries_and_keys(scores, 16, dtype)
+    V = spread((n, d_v), dtype, decades=1.0)
+    expected = _attention64(Q, K, V)
+    for block_size in _block_sizes(n, rng):
+        where = (
+            f"for {dtype.__name__} Q {Q.shape}, K {K.shape}, V {V.shape} whose scores "
+            f"are in the thousands (block_size = {block_size}),"
+        )
+        got = _online_answer(fn, Q, K, V, block_size, False, where)
+        if close(got, expected):
+            continue
+        bad = ~np.all(near(got, expected), axis=1)
+        lost = bad & ~np.all(np.isfinite(got), axis=1)
+        i = int(np.argmax(lost if lost.any() else bad))
+        row = scores[i]
+        returned = (
+            "you returned NaN or inf"
+            if lost[i]
+            else "you returned {1}, not {0}".format(*shown(expected[i], got[i]))
+        )
+        tops = scores.max(axis=1)
+        if lost.any() and np.all(tops[lost] < 0):
+            hint = (
+                " Every score of that query is below 0, so a running maximum started at 0 "
+                "(or never below 0) makes every exp(s - r) 0, and the sum 0: start it at -inf."
+            )
+        elif lost.any() and not lost[np.argmax(tops)]:
+            hint = (
+                " The query with the largest scores came out right: a maximum shared by all "
+                "queries (S.max() without axis=1) is far above the other queries' scores, "
+                "whose exp(s - r) are then all 0. Each query needs its own, shape (m, 1)."
+            )
+        else:
+            hint = ""
+        raise Failed(
+            f"{where} query {i}, whose scores lie between {row.min():.0f} and "
+            f"{row.max():.0f}, {returned}.{hint} Keep one running maximum per query, "
+            "shape (m, 1), started at -inf and set at every block to the larger of itself "
+            "and the block's maximum; subtract it before exp and change the scores in no "
+            "other way. A maximum shared by all queries, one started at 0, a shift by "
+            "another score, or scores clipped to a range overflow, underflow or change the "
+            "weights for some of these queries"
+        )
+
+
+# About -1.3e30, exact in float32: below the large negative numbers that stand in for -inf
+# in wrong answers (-1e4, -1e9, -1e30)
+_FAR_BELOW = -(2.0**100)
+
+
+def _masked_far_below_case(fn, dtype):
+    """A causal case in which some queries see only scores below -1e30, and score their future
+    keys near +1000: only masked scores set to -inf, before the maximum, give the answer."""
+    rng = random()
+    n = int(rng.integers(6, 15))
+    d_v = int(rng.integers(1, 5))
+    scores = rng.normal(0.0, 2.0, size=(n, n))
+    future = np.triu(np.ones((n, n), dtype=bool), k=1)
+    scores[future] = 1000.0 + rng.uniform(0.0, 8.0, size=int(future.sum()))
+    count = int(rng.integers(1, n // 2 + 1))
+    deep = rng.permutation(n - 1)[:count]  # some queries, never the last: it has no future
+    for i in deep:
+        scores[i, : i + 1] = _FAR_BELOW * rng.uniform(1.0, 2.0, size=i + 1)
+    scores = scores.astype(np.float32).astype(np.float64)  # exact in float32
+    Q, K = scores_from_queries_and_keys(scores, 16, dtype)
+    V = spread((n, d_v), dtype, decades=1.0)
+    expected = _attention64(Q, K, V, causal=True)
+    block_size = _block_sizes(n, rng)[int(rng.integers(3))]
+    where = (
+        f"with causal = True, {dtype.__name__} Q {Q.shape}, block_size = {block_size}, and "
+        f"queries {sorted(deep.tolist())} seeing only scores below -1e30 (their future keys "
+        "score near +1000),"
+    )
+    got = _online_answer(fn, Q, K, V, block_size, True, where)
+    if close(got, expected):
+        return
+    bad = ~np.all(near(got, expected), axis=1)
+    advice = (
+        "Set the masked scores to -inf before the running maximum: a maximum taken over the "
+        "future keys too makes exp(s - r) 0 for every visible key, and the sum 0"
+        if not np.all(np.isfinite(got[bad]))
+        else "A masked score must be -inf, so that its exponential is exactly 0: a large "
+        "finite number such as -1e9 is larger than these queries' visible scores and takes "
+        "all the weight"
+    )
+    _wrong_output(where, expected, got, advice)
+
+
+def _memory_cases(fn, dtype):
+    """One query and many keys, then a long causal sequence: the answer must hold no more than
+    a few blocks, whatever n (see ``_allowed_bytes``)."""
+    rng = random()
+    itemsize = np.dtype(dtype).itemsize
+    one_query = (1, int(rng.integers(96, 129)) * 1024, int(rng.integers(896, 1025)), False)
+    n = int(rng.integers(1792, 1921))
+    long_causal = (n, n, int(rng.integers(4, 6)), True)
+    for m, n, block_size, causal in (one_query, long_causal):
+        # small widths, so that the (n, n) mask is several times what streaming needs
+        d_k, d_v = (1, 1) if causal else (int(d) for d in rng.integers(1, 5, size=2))
+        Q, K, V = (rng.random(s, dtype=dtype) * 2 - 1 for s in [(m, d_k), (n, d_k), (n, d_v)])
+        sizes = (
+            f"m = {m}, n = {n}, d_k = {d_k}, d_v = {d_v}, block_size = {block_size}, "
+            f"causal = {causal}"
+        )
+        where = f"for {dtype.__name__} inputs with {sizes},"
+        got, peak = _online_answer(fn, Q, K, V, block_size, causal, where, measure=True)
+        # some queries, the first and the last among them: the full answer costs m * n
+        rows = np.union1d([0, m - 1], rng.choice(m, size=min(m, 30), replace=False))
+        expected = _attention64(Q, K, V, causal, rows)
+        if not close(got[rows], expected):
+            _wrong_output(where, expected, got[rows], rows=rows)
+        allowed = _allowed_bytes(m, n, block_size, d_k, d_v)
+        if not isinstance(peak, int):
+            raise Failed(f"{where} the memory your function used could not be measured")
+        if peak <= allowed:
+            continue
+        if peak >= m * n * itemsize:
+            culprit = (
+                f"as much as the whole (m, n) matrix of scores ({m * n * itemsize:,} bytes): "
+                "keep no score beyond the current block, neither the whole matrix (to take "
+                "the row maxima first, say) nor the blocks to concatenate them, and walk over "
+                "blocks of keys, not of queries"
+            )
+        elif causal and peak >= n * n:
+            culprit = (
+                f"as much as an (n, n) causal mask, {n * n:,} bytes even as booleans: build "
+                "each block's mask from the positions of its keys, start .. start + "
+                "block_size - 1"
+            )
+        else:
+            culprit = "something in your function grows with n (a copy of K or V, say)"
+        raise Failed(
+            f"{where} your function held {peak:,} bytes at its peak, {culprit}. Streaming "
+            "needs a few arrays of shape (m, block_size), (m, d_k) and (m, d_v) at a time, "
+            f"whatever n: this check allows {allowed:,} bytes here ({ARRAYS} arrays of each "
+            "shape and of shape (m, 1), and a little for Python)"
+        )
+
+
+@check(forbids=SOFTMAXES + ATTENTIONS)
+def check_online_softmax_attention(fn):
+    """Check ``fn(Q, K, V, block_size, causal) -> output``: attention streamed over key blocks.
+
+    ``Q`` ``(m, d_k)``, ``K`` ``(n, d_k)``, ``V`` ``(n, d_v)``; the output must equal
+    ``softmax(Q K^T / sqrt(d_k)) V`` (with keys ``j <= i`` only, when ``causal``), in the
+    inputs' dtype, stay finite for scores in the thousands, and hold no more memory than a
+    few blocks, however many keys there are. attnkit's attention and softmax functions are
+    off limits.
+    """
+    for dtype in dtypes():
+        _coded_cases(fn, dtype)
+        _random_cases(fn, dtype)
+        _extreme_case(fn, dtype)
+        _masked_far_below_case(fn, dtype)
+        _memory_cases(fn, dtype)
     return (
         "correct: the streamed output equals softmax(Q K^T / sqrt(d_k)) V for every block "
-        "size, with the causal mask, in float32, and for scores in the thousands"
+        "size, with the causal mask, in float32 and float64, for scores in the thousands, "
+        "and it never held more than a few blocks in memory"
     )
 
 
-@check
-def check_grouped_query_attention(fn):
-    """Check ``fn(Q, K, V) -> output``: ``h`` query heads sharing ``g`` key-value heads.
+# --- grouped-query attention ----------------------------------------------------------------
 
-    ``Q`` ``(h, m, d_k)``, ``K`` ``(g, n, d_k)``, ``V`` ``(g, n, d_v)``; query head ``i``
-    attends with key-value head ``i // (h // g)`` and the output is ``(h, m, d_v)``.
-    """
-    rng = np.random.default_rng(4)
-    h, g, m, n, d_k, d_v = 6, 2, 3, 4, 5, 2
-    Q, K = rng.normal(size=(h, m, d_k)), rng.normal(size=(g, n, d_k))
-    # every value of key-value head j is j + 1, so each output row says which head was read
-    coded_V = np.repeat(np.arange(1.0, g + 1), n * d_v).reshape(g, n, d_v)
-    where = f"for Q {Q.shape} (h = {h}), K {K.shape} and V {coded_V.shape} (g = {g}),"
-    got = as_array(call(fn, Q, K, coded_V), "the output")
+
+def _gqa_answer(fn, Q, K, V, where):
+    """The student's output for these inputs, as an array of the right shape and dtype."""
+    with np.errstate(all="ignore"):  # overflow shows as inf or NaN, reported by the caller
+        result = call(fn, Q, K, V)
+    got = as_array(result, "the output")
+    (h, m, _), (g, _, d_v) = Q.shape, V.shape
     if got.shape != (h, m, d_v):
         hint = (
             " That is one output per key-value head; every query head has its own."
@@ -255,60 +526,157 @@ def check_grouped_query_attention(fn):
             f"{where} the output should have shape (h, m, d_v) = {(h, m, d_v)}, "
             f"you returned {got.shape}.{hint}"
         )
+    keeps_dtype(result, Q.dtype, "the output")
+    return got
+
+
+def _gqa_sizes(rng):
+    """Random ``(h, g)``: ``g`` from 1 to ``h``, ``h`` a multiple of ``g``."""
+    g, per_group = (int(x) for x in rng.integers(1, 5, size=2))
+    return g * per_group, g
+
+
+def _coded_gqa_case(fn, Q, K):
+    """Every value of key-value head j is j + 1, so each output row says which head was read."""
+    (h, m, _), (g, n, _) = Q.shape, K.shape
+    d_v = 2
+    coded_V = np.repeat(np.arange(1.0, g + 1), n * d_v).reshape(g, n, d_v).astype(Q.dtype)
+    where = f"for Q {Q.shape} (h = {h}), K {K.shape} and V {coded_V.shape} (g = {g}),"
+    got = _gqa_answer(fn, Q, K, coded_V, where)
     should = np.arange(h) // (h // g)
-    if not close(got, (should + 1.0)[:, None, None] * np.ones((1, m, d_v))):
-        read = np.round(got[:, 0, 0]) - 1  # the key-value head each query head read
-        if not close(got, (read + 1)[:, None, None] * np.ones((1, m, d_v))) or np.any(
-            (read < 0) | (read >= g)
-        ):
-            raise Failed(
-                f"{where} every value of key-value head j is j + 1, so each output "
-                "row should be j + 1 whatever the weights, as long as each row of "
-                "weights sums to 1; your rows start with "
-                f"{shown(should + 1.0, got[:, 0, 0])[1]}. Apply the softmax over "
-                "the keys (the last axis) before the weighted sum of the values"
-            )
-        read = read.astype(int)
-        if np.array_equal(read, np.arange(h) % g):
-            raise Failed(
-                f"{where} query head i read key-value head i % g ({read.tolist()}), as "
-                "np.tile does. Groups are consecutive: heads 0 .. h/g - 1 share "
-                f"key-value head 0, and so on ({should.tolist()}); np.repeat(K, h // g, "
-                "axis=0) repeats each head in place"
-            )
+    expected = (should + 1.0)[:, None, None] * np.ones((1, m, d_v))
+    if close(got, expected):
+        return
+    if np.all(got == np.trunc(got)) and np.all((expected - 1 <= got) & (got <= expected)):
         raise Failed(
-            f"{where} every value of key-value head j is j + 1, so your output shows "
-            f"that query heads 0 .. {h - 1} read key-value heads {read.tolist()}; "
-            f"they should read {should.tolist()} "
-            "(head i reads i // (h // g))"
+            f"{where} every value of key-value head j is j + 1, so every output row should "
+            "be j + 1; yours are whole numbers at or below that, starting with "
+            f"{shown(should + 1.0, got[:, 0, 0])[1]}: the output was cut to integers (an "
+            "integer array, or astype(int)), which turns 0.9999999 into 0. Keep it in a "
+            "float array of the inputs' dtype"
+        )
+    read = np.round(got[:, 0, 0]) - 1  # the key-value head each query head read
+    if not close(got, (read + 1)[:, None, None] * np.ones((1, m, d_v))) or np.any(
+        (read < 0) | (read >= g)
+    ):
+        raise Failed(
+            f"{where} every value of key-value head j is j + 1, so each output "
+            "row should be j + 1 whatever the weights, as long as each row of "
+            "weights sums to 1; your rows start with "
+            f"{shown(should + 1.0, got[:, 0, 0])[1]}. Apply the softmax over "
+            "the keys (the last axis) before the weighted sum of the values"
+        )
+    read = read.astype(int)
+    if np.array_equal(read, np.arange(h) % g):
+        raise Failed(
+            f"{where} query head i read key-value head i % g ({read.tolist()}), as "
+            "np.tile does. Groups are consecutive: heads 0 .. h/g - 1 share "
+            f"key-value head 0, and so on ({should.tolist()}); np.repeat(K, h // g, "
+            "axis=0) repeats each head in place"
+        )
+    raise Failed(
+        f"{where} every value of key-value head j is j + 1, so your output shows "
+        f"that query heads 0 .. {h - 1} read key-value heads {read.tolist()}; "
+        f"they should read {should.tolist()} "
+        "(head i reads i // (h // g))"
+    )
+
+
+def _compare_gqa(fn, Q, K, V, where):
+    """Fail unless ``fn`` gives grouped-query attention of these random inputs."""
+    Q64, K64, V64 = (a.astype(np.float64) for a in (Q, K, V))
+    expected = grouped_query_attention(Q64, K64, V64)[0]
+    got = _gqa_answer(fn, Q, K, V, where)
+    if close(got, expected):
+        return
+    if close(got, grouped_query_attention(Q64, K64, V64, scale=1.0)[0]):
+        raise Failed(f"{where} you did not scale the scores: divide them by sqrt(d_k)")
+    wrong = [i for i in range(len(Q)) if not close(got[i], expected[i])]
+    if len(wrong) == len(Q):
+        raise Failed(
+            "{} every query head is wrong: head 0 should output {}, you returned {}.{}".format(
+                where, *shown(expected[0], got[0]), _digits_lost(got, expected)
+            )
+        )
+    raise Failed(
+        f"{where} query heads {wrong} are wrong, the others right: query head "
+        "i uses the keys and the values of key-value head i // (h // g), both "
+        "from the same head. Head {} should be {}, you returned {}".format(
+            wrong[0], *shown(expected[wrong[0]], got[wrong[0]])
+        )
+    )
+
+
+def _extreme_gqa_case(fn, dtype):
+    """Every query head gets the rows of ``extreme_logits``, exactly, from its group's keys."""
+    rng = random()
+    h, g = _gqa_sizes(rng)
+    n, d_k, d_v = int(rng.integers(4, 13)), 16, int(rng.integers(1, 5))
+    Q, K = np.empty((h, 5, d_k), dtype=dtype), np.empty((g, n, d_k), dtype=dtype)
+    for j in range(g):
+        heads = slice(j * (h // g), (j + 1) * (h // g))
+        scores = np.concatenate([extreme_logits(n, np.float64) for _ in range(h // g)])
+        queries, K[j] = scores_from_queries_and_keys(scores, d_k, dtype)
+        Q[heads] = queries.reshape(h // g, 5, d_k)
+    V = spread((g, n, d_v), dtype, decades=1.0)
+    expected = grouped_query_attention(*(a.astype(np.float64) for a in (Q, K, V)))[0]
+    where = (
+        f"for {dtype.__name__} Q {Q.shape}, K {K.shape}, V {V.shape} whose scores are in "
+        "the thousands,"
+    )
+    got = _gqa_answer(fn, Q, K, V, where)
+    if close(got, expected):
+        return
+    i = int(np.argmin([close(got[k], expected[k]) for k in range(h)]))
+    should, returned = shown(expected[i], got[i])
+    if not np.all(np.isfinite(got[i])):
+        returned = "NaN or inf"
+    raise Failed(
+        f"{where} query head {i} should output {should}, you returned {returned}. Subtract "
+        "each row's own maximum, scores.max(axis=-1, keepdims=True), and change the scores "
+        "in no other way (or use attnkit.core.scaled_dot_product_attention, which does): a "
+        "shift by another score or by one maximum for several rows, or scores clipped to a "
+        "range, overflow, underflow or change the weights"
+    )
+
+
+@check(forbids=("attnkit.core.grouped_query_attention",))
+def check_grouped_query_attention(fn):
+    """Check ``fn(Q, K, V) -> output``: ``h`` query heads sharing ``g`` key-value heads.
+
+    ``Q`` ``(h, m, d_k)``, ``K`` ``(g, n, d_k)``, ``V`` ``(g, n, d_v)``; query head ``i``
+    attends with key-value head ``i // (h // g)`` and the output is ``(h, m, d_v)``, a NumPy
+    array in the inputs' dtype. ``attnkit.core.scaled_dot_product_attention`` is allowed,
+    ``grouped_query_attention`` is not.
+    """
+    for dtype in dtypes():
+        rng = np.random.default_rng(4)
+        Q, K = rng.normal(size=(6, 3, 5)).astype(dtype), rng.normal(size=(2, 4, 5)).astype(dtype)
+        _coded_gqa_case(fn, Q, K)
+        fresh = random()
+        h, g = _gqa_sizes(fresh)
+        m, n, d_k = (int(x) for x in fresh.integers(1, 9, size=3))
+        _coded_gqa_case(
+            fn,
+            fresh.normal(size=(h, m, d_k)).astype(dtype),
+            fresh.normal(size=(g, n, d_k)).astype(dtype),
         )
 
-    for h, g in ((6, 2), (4, 4), (4, 1), (8, 4)):
-        Q = rng.normal(size=(h, m, d_k))
-        K, V = rng.normal(size=(g, n, d_k)), rng.normal(size=(g, n, d_v))
-        expected = grouped_query_attention(Q, K, V)[0]
-        kind = {h: "multi-head attention, g = h", 1: "multi-query attention, g = 1"}.get(
-            g, f"h / g = {h // g} query heads per key-value head"
-        )
-        where = f"for Q {Q.shape}, K {K.shape}, V {V.shape} ({kind}),"
-        got = as_array(call(fn, Q, K, V), "the output")
-        if got.shape != expected.shape:
-            raise Failed(
-                f"{where} the output should have shape (h, m, d_v) = "
-                f"{expected.shape}, you returned {got.shape}"
+        for h, g in ((6, 2), (4, 4), (4, 1), (8, 4), _gqa_sizes(fresh)):
+            m, d_k = (int(x) for x in fresh.integers(1, 9, size=2))
+            n, d_v = (int(x) for x in fresh.integers(2, 9, size=2))  # two keys and values at least
+            Q = fresh.normal(size=(h, m, d_k)).astype(dtype)
+            K = fresh.normal(size=(g, n, d_k)).astype(dtype)
+            V = spread((g, n, d_v), dtype, decades=2.0)
+            kind = {h: "multi-head attention, g = h", 1: "multi-query attention, g = 1"}.get(
+                g, f"h / g = {h // g} query heads per key-value head"
             )
-        if close(got, grouped_query_attention(Q, K, V, scale=1.0)[0]):
-            raise Failed(f"{where} you did not scale the scores: divide them by sqrt(d_k)")
-        if not close(got, expected):
-            wrong = [i for i in range(h) if not close(got[i], expected[i])]
-            raise Failed(
-                f"{where} query heads {wrong} are wrong, the others right: query head "
-                "i uses the keys and the values of key-value head i // (h // g), both "
-                "from the same head. Head {} should be {}, you returned {}".format(
-                    wrong[0], *shown(expected[wrong[0]], got[wrong[0]])
-                )
-            )
+            where = f"for random {dtype.__name__} Q {Q.shape}, K {K.shape}, V {V.shape} ({kind}),"
+            _compare_gqa(fn, Q, K, V, where)
+
+        _extreme_gqa_case(fn, dtype)
     return (
         "correct: each group of h/g consecutive query heads attends with its own "
-        "key-value head, from g = h (multi-head) to g = 1 (multi-query)"
+        "key-value head, from g = h (multi-head) to g = 1 (multi-query), in float32 and "
+        "float64, for scores in the thousands too"
     )
