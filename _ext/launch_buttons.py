@@ -10,11 +10,15 @@ The repository's public URL is never written into the book's files. It is decide
 The result is the config value ``book_repository`` (a dict, or None), which the notebooks
 extension also reads for the install cell of the downloadable notebooks (in both editions).
 
+Colab opens only notebooks stored on GitHub: its button opens the generated notebook on the
+branch ``NOTEBOOKS_BRANCH``, which the publish workflow fills with ``_ext/publish_notebooks.py``.
 Binder opens the chapter's MyST file in JupyterLab, where Jupytext shows it as a notebook
-(``binder/postBuild`` installs attnkit and sets that viewer). Colab opens only notebooks stored
-on GitHub: its button opens the generated notebook on the branch ``NOTEBOOKS_BRANCH``, which the
-publish workflow fills with ``_ext/publish_notebooks.py``. The student edition has no launch
-buttons: both would open the chapters with their solutions.
+(``binder/postBuild`` installs attnkit and sets that viewer).
+
+The student edition's buttons open its own notebooks, without solutions, which the workflow
+publishes under ``STUDENT_FOLDER/`` on the same branch. Colab opens them there; Binder starts
+the book's environment (the branch built, with its ``binder/``) and pulls the notebooks branch
+into it with nbgitpuller (``binder/requirements.txt``), then opens the student notebook.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import os
 import re
 import subprocess
 from pathlib import Path
+from urllib.parse import urlencode
 
 from sphinx.util import logging
 
@@ -33,6 +38,7 @@ COLAB = "https://colab.research.google.com"
 # the theme's own icons
 ICONS = {"Binder": "_static/images/logo_binder.svg", "Colab": "_static/images/logo_colab.png"}
 NOTEBOOKS_BRANCH = "notebooks"  # where the publish workflow puts the generated notebooks
+STUDENT_FOLDER = "student"  # the student edition's notebooks, on that branch
 GITHUB = re.compile(
     r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
     r"(?P<owner>[\w.-]+)/(?P<name>[\w.-]+?)(?:\.git)?/?$"
@@ -76,12 +82,27 @@ def origin_remote(folder: Path) -> str | None:
     return (result.stdout.strip() or None) if result.returncode == 0 else None
 
 
-def launch_links(repository: dict, pagename: str) -> dict[str, str]:
-    """The Binder and Colab URLs that open ``pagename`` (e.g. ``chapters/attention``)."""
+def launch_links(repository: dict, pagename: str, student: bool = False) -> dict[str, str]:
+    """The Binder and Colab URLs that open ``pagename`` (e.g. ``chapters/attention``), in the
+    student edition its notebook without solutions."""
     github, branch = repository["github"], repository["branch"]
+    if not student:
+        return {
+            "Binder": f"{BINDER}/v2/gh/{github}/{branch}?urlpath=lab/tree/{pagename}.md",
+            "Colab": f"{COLAB}/github/{github}/blob/{NOTEBOOKS_BRANCH}/{pagename}.ipynb",
+        }
+    notebook = f"{STUDENT_FOLDER}/{pagename}.ipynb"
+    # nbgitpuller's git-pull: clone the branch into the folder targetpath, then open urlpath
+    pull = {
+        "repo": repository["url"],
+        "branch": NOTEBOOKS_BRANCH,
+        "targetpath": NOTEBOOKS_BRANCH,
+        "urlpath": f"lab/tree/{NOTEBOOKS_BRANCH}/{notebook}",
+    }
     return {
-        "Binder": f"{BINDER}/v2/gh/{github}/{branch}?urlpath=lab/tree/{pagename}.md",
-        "Colab": f"{COLAB}/github/{github}/blob/{NOTEBOOKS_BRANCH}/{pagename}.ipynb",
+        "Binder": f"{BINDER}/v2/gh/{github}/{branch}?"
+        + urlencode({"urlpath": f"git-pull?{urlencode(pull)}"}),
+        "Colab": f"{COLAB}/github/{github}/blob/{NOTEBOOKS_BRANCH}/{notebook}",
     }
 
 
@@ -93,8 +114,6 @@ def resolve_repository(app, config):
             "launch buttons: no repository URL (set BOOK_REPOSITORY_URL=https://github.com/"
             "OWNER/NAME); building without Binder and Colab buttons"
         )
-    elif config.student_edition:
-        LOGGER.info("launch buttons: none in the student edition (they would open the solutions)")
     elif repository["github"] is None:
         LOGGER.info(f"launch buttons: {repository['url']} is not on GitHub; building without them")
     else:
@@ -109,7 +128,6 @@ def add_launch_buttons(app, pagename, templatename, context, doctree):
     metadata = app.env.metadata.get(pagename, {})
     if (
         doctree is None
-        or app.config.student_edition
         or not repository
         or not repository["github"]
         or "kernelspec" not in metadata
@@ -124,7 +142,7 @@ def add_launch_buttons(app, pagename, templatename, context, doctree):
             "url": url,
             "label": f"launch-{text.lower()}-button",
         }
-        for text, url in launch_links(repository, pagename).items()
+        for text, url in launch_links(repository, pagename, app.config.student_edition).items()
     ]
     context["header_buttons"].append(
         {

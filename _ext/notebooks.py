@@ -5,7 +5,7 @@ without outputs at ``_sources/<page>.ipynb``, and the theme's download menu link
 (sphinx-book-theme shows an ".ipynb" entry when ``ipynb_source`` is set). In the student
 edition the notebook is made from the source with its solutions removed.
 
-The notebook starts with a set-up cell (:func:`setup_cell`): where ``attnkit`` is missing
+The notebook starts with the set-up cell of ``setup_cell.py``: where ``attnkit`` is missing
 (Colab, a student's own Jupyter) it installs the helper from the book's repository, and PyTorch's
 CPU build where a chapter needs torch and has none; in the book's own environment and on Binder
 it does nothing. The notebooks are generated at build time and never committed.
@@ -13,56 +13,12 @@ it does nothing. The notebooks are generated at build time and never committed.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import jupytext
 import nbformat
+from setup_cell import setup_cell
 from student_edition import strip_solutions
-
-ROOT = Path(__file__).resolve().parent.parent
-TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-USES_TORCH = re.compile(
-    r"^\s*(import torch|from torch\b|from attnkit\.(modules|reversal|decoding)\b)", re.M
-)
-
-
-def pinned_torch() -> str:
-    """The book's own torch pin, e.g. ``torch==2.13.0``, from requirements.txt."""
-    lines = (ROOT / "requirements.txt").read_text().splitlines()
-    return next(line for line in lines if line.startswith("torch=="))
-
-
-def setup_cell(repository: dict | None, needs_torch: bool) -> str:
-    url = f'"{repository["url"]}"' if repository else "None"
-    branch = repository["branch"] if repository else "main"
-    torch = ""
-    if needs_torch:
-        torch = f"""
-if importlib.util.find_spec("torch") is None:  # the CPU build, not the multi-GB CUDA one
-    pip_install("{pinned_torch()}", "--extra-index-url", "{TORCH_CPU_INDEX}")"""
-    return f"""\
-# Set-up. Where this chapter's helper library `attnkit` is missing (Colab, your own Jupyter),
-# this cell installs it from the book's repository; in the book's environment it does nothing.
-import importlib, importlib.util, os, subprocess, sys
-
-REPOSITORY = os.environ.get("BOOK_REPOSITORY_URL", {url})
-BRANCH = os.environ.get("BOOK_BRANCH", "{branch}")
-
-
-def pip_install(*arguments):
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *arguments], check=True)
-{torch}
-if importlib.util.find_spec("attnkit") is None:
-    if not REPOSITORY:
-        raise RuntimeError("attnkit is missing: set BOOK_REPOSITORY_URL to the book's repository")
-    pip_install(f"git+{{REPOSITORY}}@{{BRANCH}}")
-importlib.invalidate_caches()
-if "google.colab" in sys.modules:  # Colab shows third-party widgets only when asked to
-    from google.colab import output
-
-    output.enable_custom_widget_manager()
-"""
 
 
 def chapter_notebook(text: str, repository: dict | None, student: bool):
@@ -70,12 +26,7 @@ def chapter_notebook(text: str, repository: dict | None, student: bool):
     notebook = jupytext.reads(strip_solutions(text) if student else text, fmt="md:myst")
     notebook.metadata.pop("jupytext", None)  # a standalone notebook, not paired with a file
     code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
-    notebook.cells.insert(
-        0,
-        nbformat.v4.new_code_cell(
-            setup_cell(repository, needs_torch=bool(USES_TORCH.search(code)))
-        ),
-    )
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(setup_cell(repository, code)))
     return notebook
 
 

@@ -1,12 +1,14 @@
-"""Publish the generated notebooks to the branch that the Colab buttons open.
+"""Publish the generated notebooks to the branch that the launch buttons open.
 
-    python3 _ext/publish_notebooks.py _build/html [--remote origin]
+    python3 _ext/publish_notebooks.py _build/html [--student _build/student] [--remote origin]
 
 Colab opens only notebooks stored on GitHub. This commits every notebook under the build's
-``_sources/`` (``chapters/<slug>.ipynb``, the path the Colab button names) as the whole content
-of the branch ``NOTEBOOKS_BRANCH``, in one commit without history, and force-pushes it. It uses
-git's plumbing in the current checkout, so the push uses the checkout's credentials and the
-working tree is not touched. ``.github/workflows/publish.yml`` runs it after ``make book``.
+``_sources/`` (``chapters/<slug>.ipynb``, the path the Colab button names) and, with
+``--student``, the student edition's under ``STUDENT_FOLDER/`` (what its Colab and Binder
+buttons open) as the whole content of the branch ``NOTEBOOKS_BRANCH``, in one commit without
+history, and force-pushes it. It uses git's plumbing in the current checkout, so the push uses
+the checkout's credentials and the working tree is not touched.
+``.github/workflows/publish.yml`` runs it after ``make book`` and ``make student``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from launch_buttons import NOTEBOOKS_BRANCH
+from launch_buttons import NOTEBOOKS_BRANCH, STUDENT_FOLDER
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Notebook publisher",
@@ -33,20 +35,28 @@ def git(*arguments: str, env: dict | None = None) -> str:
     ).stdout.strip()
 
 
-def publish(html: Path, remote: str) -> str:
+def notebooks(html: Path, folder: str = "") -> dict[str, Path]:
+    """The notebooks under a build's ``_sources/``, by their path on the branch."""
     sources = html / "_sources"
-    notebooks = sorted(sources.rglob("*.ipynb"))
-    if not notebooks:
-        raise SystemExit(f"no notebooks under {sources}: build the book first (make book)")
+    found = {
+        f"{folder}{notebook.relative_to(sources).as_posix()}": notebook
+        for notebook in sorted(sources.rglob("*.ipynb"))
+    }
+    if not found:
+        raise SystemExit(f"no notebooks under {sources}: build it first (make book, make student)")
+    return found
+
+
+def publish(html: Path, remote: str, student: Path | None = None) -> str:
+    files = notebooks(html) | (notebooks(student, f"{STUDENT_FOLDER}/") if student else {})
     with tempfile.TemporaryDirectory() as folder:
         env = IDENTITY | os.environ | {"GIT_INDEX_FILE": str(Path(folder) / "index")}
-        for notebook in notebooks:
+        for path, notebook in files.items():
             blob = git("hash-object", "-w", str(notebook))
-            path = notebook.relative_to(sources).as_posix()
             git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
         tree = git("write-tree", env=env)
         commit = git(
-            "commit-tree", tree, "-m", "The book's chapters as notebooks, for Colab", env=env
+            "commit-tree", tree, "-m", "The book's notebooks, for Colab and Binder", env=env
         )
     git("push", "--quiet", "--force", remote, f"{commit}:refs/heads/{NOTEBOOKS_BRANCH}")
     return commit
@@ -55,9 +65,10 @@ def publish(html: Path, remote: str) -> str:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("html", type=Path, help="the built book's html folder")
+    parser.add_argument("--student", type=Path, help="the built student edition's html folder")
     parser.add_argument("--remote", default="origin", help="where to push (default: origin)")
     arguments = parser.parse_args()
-    commit = publish(arguments.html, arguments.remote)
+    commit = publish(arguments.html, arguments.remote, arguments.student)
     print(f"published {commit} to {arguments.remote} {NOTEBOOKS_BRANCH}")
 
 

@@ -7,7 +7,10 @@ With the environment variable ``BOOK_EDITION=student`` (``make student`` sets it
   "Answers to ..." dropdowns are deleted from every page's document tree before it is
   written, so they are absent from the HTML and from the search index, not merely hidden;
 - a page whose front matter says ``student-edition: intro-only`` (the errata, which answer the
-  spot-the-error exercises) keeps its title and introduction, and a note replaces the rest;
+  spot-the-error exercises) keeps its title and introduction, and a note replaces the rest, in
+  its contents menu ("On this page") too: the titles of its sections give answers away;
+- no label points into what is withheld, so ``objects.inv`` (which lists every label with its
+  title) names no solution and no withheld section;
 - the page sources under ``_sources/`` are replaced by the same text with the same parts removed
   (:func:`strip_solutions`), and the notebooks extension builds the downloadable notebooks from
   that text too.
@@ -42,18 +45,53 @@ def is_answers_dropdown(node) -> bool:
     )
 
 
-def remove_solutions(app, doctree, docname):
+def withheld(doctree) -> list:
+    """The solutions and "Answers to" dropdowns of a page."""
+    return list(doctree.findall(lambda n: isinstance(n, solution_node) or is_answers_dropdown(n)))
+
+
+def keep_intro_only(app, doctree, docname) -> list:
+    """Cut an intro-only page, and its contents menu, to its introduction; the sections cut."""
+    page = next(iter(doctree.findall(nodes.section)))
+    sections = [child for child in page.children if isinstance(child, nodes.section)]
+    for section in sections:
+        page.remove(section)
+    page += nodes.note("", nodes.paragraph(text=WITHHELD))
+    # the menu was collected from the whole page (TocTreeCollector): keep only the page's title
+    (title,) = app.env.tocs[docname].children
+    del title[1:]
+    return sections
+
+
+def forget_labels(app, docname, withheld_nodes):
+    """Drop the labels that point into ``withheld_nodes``: the standard domain files a label for
+    every labelled section and sphinx-exercise one for every solution, and objects.inv lists
+    them all with their titles."""
+    ids = {i for node in withheld_nodes for n in node.findall(nodes.Element) for i in n["ids"]}
+    std = app.env.get_domain("std")
+    for labels in (std.labels, std.anonlabels):
+        for name, (doc, label, *_) in list(labels.items()):
+            if doc == docname and label in ids:
+                del labels[name]
+
+
+def withhold_when_read(app, doctree):
+    """Run after the collectors and sphinx-exercise have filed the page's metadata, contents
+    and labels, so that what is withheld leaves those too."""
     if not app.config.student_edition:
         return
-    for node in list(
-        doctree.findall(lambda n: isinstance(n, solution_node) or is_answers_dropdown(n))
-    ):
-        node.parent.remove(node)
-    if app.env.metadata.get(docname, {}).get("student-edition") == INTRO_ONLY:
-        page = next(iter(doctree.findall(nodes.section)))
-        for section in [child for child in page.children if isinstance(child, nodes.section)]:
-            page.remove(section)
-        page += nodes.note("", nodes.paragraph(text=WITHHELD))
+    docname = app.env.docname
+    hidden = withheld(doctree)
+    if app.env.metadata[docname].get("student-edition") == INTRO_ONLY:
+        hidden += keep_intro_only(app, doctree, docname)
+    forget_labels(app, docname, hidden)
+
+
+def remove_solutions(app, doctree, docname):
+    """Solutions leave the page when it is written: sphinx-exercise resolves them until then."""
+    if app.config.student_edition:
+        for node in withheld(doctree):
+            node.parent.remove(node)
 
 
 def _closing_line(lines: list[str], start: int, fence: str) -> int:
@@ -106,6 +144,9 @@ def write_student_sources(app, exception):
 
 def setup(app):
     app.add_config_value("student_edition", os.environ.get("BOOK_EDITION") == "student", "env")
+    app.connect("doctree-read", withhold_when_read, priority=600)
     app.connect("doctree-resolved", remove_solutions)
     app.connect("build-finished", write_student_sources)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: a change to what reading a page leaves in the environment (contents, labels)
+    # makes Sphinx read every page again, instead of keeping what an older version left there
+    return {"env_version": 1, "parallel_read_safe": True, "parallel_write_safe": True}

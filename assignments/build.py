@@ -4,7 +4,9 @@ For each such chapter, the master notebook (:mod:`assignments.master`) is writte
 book's pinned requirements (:func:`grading_requirements`) and a copy of the helper ``attnkit``,
 and ``otter assign`` turns it into ``<out>/<chapter>/student`` (the notebook to hand out, with the public tests) and
 ``<out>/<chapter>/autograder`` (the solutions and the autograder zip, which grades with the
-book's environment and this helper). The masters stay in ``<out>/.masters``.
+book's environment and this helper). The masters stay in ``<out>/.masters``. The notebooks'
+set-up cell installs attnkit from the repository found as the launch buttons find it
+(``BOOK_REPOSITORY_URL``, GitHub Actions, the ``origin`` remote), or says how to set one.
 
     python -m assignments.build [--out _build/assignments] [chapter ...]
 """
@@ -12,12 +14,14 @@ book's environment and this helper). The masters stay in ``<out>/.masters``.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 from pathlib import Path
 
 import nbformat
 
+from _ext.launch_buttons import find_repository, origin_remote
 from assignments.exercises import (
     assignment_settings,
     coding_exercises,
@@ -48,8 +52,9 @@ def grading_requirements() -> str:
     return "\n".join([*options, (ROOT / "requirements.txt").read_text(encoding="utf-8")])
 
 
-def write_master(chapter: str, folder: Path) -> Path:
-    """The master notebook of ``chapter`` and the files it needs, in ``folder``."""
+def write_master(chapter: str, folder: Path, repository: dict | None = None) -> Path:
+    """The master notebook of ``chapter`` and the files it needs, in ``folder``; its set-up
+    cell installs attnkit from ``repository``."""
     source = CHAPTERS / f"{chapter}.md"
     if not source.exists():
         raise ValueError(f"there is no chapter {chapter!r} ({source} is missing)")
@@ -64,7 +69,13 @@ def write_master(chapter: str, folder: Path) -> Path:
         + [test for setting in settings.values() for test in setting.get("public") or []]
     )
     notebook = master_notebook(
-        chapter, title, exercises, settings, setup_code(text, used), labelled_equations(text)
+        chapter,
+        title,
+        exercises,
+        settings,
+        setup_code(text, used),
+        labelled_equations(text),
+        repository,
     )
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
@@ -79,7 +90,7 @@ def write_master(chapter: str, folder: Path) -> Path:
     return master
 
 
-def build(chapter: str, out: Path) -> Path:
+def build(chapter: str, out: Path, repository: dict | None = None) -> Path:
     """``otter assign`` for ``chapter`` into ``out/<chapter>``; returns that folder.
 
     Otter is imported here, once per process: the import takes seconds, an assignment a tenth of
@@ -87,7 +98,7 @@ def build(chapter: str, out: Path) -> Path:
     main thread, never beside other threads."""
     from otter.assign import main as otter_assign
 
-    master = write_master(chapter, out / ".masters" / chapter)
+    master = write_master(chapter, out / ".masters" / chapter, repository)
     result = out / chapter
     shutil.rmtree(result, ignore_errors=True)
     otter_assign(str(master), str(result))
@@ -99,8 +110,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("chapters", nargs="*", help="slugs (default: every chapter with exercises)")
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "assignments")
     args = parser.parse_args(argv)
+    repository = find_repository(os.environ, origin_remote(ROOT))
+    if repository is None:
+        print(
+            "set-up cells: no repository URL (set BOOK_REPOSITORY_URL=https://github.com/"
+            "OWNER/NAME); where attnkit is missing, the notebooks will ask for it"
+        )
     for chapter in args.chapters or chapters_with_exercises():
-        print(f"{chapter}: {build(chapter, args.out.resolve())}")
+        print(f"{chapter}: {build(chapter, args.out.resolve(), repository)}")
 
 
 if __name__ == "__main__":

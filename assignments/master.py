@@ -7,6 +7,10 @@ expressions) show a student whether the function runs and has the right shape; t
 calls the chapter's own check, so the grade and the check a student runs cannot disagree. A
 question scores all its points or none: a function that passes the public tests and fails the
 check has not answered it.
+
+The notebook opens with the book's set-up cell (``_ext/setup_cell.py``), which installs attnkit
+and Otter where they are missing, so that it runs in Colab or a fresh Jupyter; Otter's own
+first cell, which imports Otter, therefore comes after it instead of before.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import sys
 import nbformat
 import yaml
 
+from _ext.setup_cell import setup_cell
 from assignments.exercises import CodingExercise
 
 # Role references such as {eq}`eq-scale-gqa` point into the book, which a notebook handed out
@@ -82,6 +87,15 @@ def _answer_cell(exercise: CodingExercise) -> str:
     )
 
 
+def _otter_cell(chapter: str):
+    """The cell Otter would put first (``init_cell``), locked as Otter locks it."""
+    cell = nbformat.v4.new_code_cell(
+        f'# Initialize Otter\nimport otter\ngrader = otter.Notebook("{chapter}.ipynb")'
+    )
+    cell.metadata.update(editable=False, deletable=False)
+    return cell
+
+
 def _question_cells(exercise: CodingExercise, settings: dict, equations: dict[str, str]) -> list:
     points = settings.get("points")
     public = settings.get("public") or []
@@ -125,9 +139,11 @@ def master_notebook(
     settings: dict[str, dict],
     setup: str,
     equations: dict[str, str],
+    repository: dict | None = None,
 ) -> nbformat.NotebookNode:
     """The master notebook of ``chapter`` (its slug), titled ``title``: its ``exercises``
-    worth the points of ``settings`` (label -> points, public tests), after ``setup``."""
+    worth the points of ``settings`` (label -> points, public tests), after ``setup``; its
+    set-up cell installs attnkit from ``repository`` (``launch_buttons.find_repository``)."""
     unknown = set(settings) - {exercise.label for exercise in exercises}
     if unknown:
         raise ValueError(
@@ -143,6 +159,7 @@ def master_notebook(
         # assignment, which is the book's own, so that both grade alike.
         "python_version": f"{sys.version_info.major}.{sys.version_info.minor}",
         "autograder_files": ["attnkit"],
+        "init_cell": False,  # _otter_cell, after the set-up cell that installs Otter
         "export_cell": False,
         "check_all_cell": False,
         "run_tests": False,
@@ -151,6 +168,7 @@ def master_notebook(
     total = sum(settings[exercise.label]["points"] for exercise in exercises)
     cells = [
         _yaml_cell("# ASSIGNMENT CONFIG", config),
+        _otter_cell(chapter),
         nbformat.v4.new_markdown_cell(
             f"# {title}: exercises\n\n"
             f"{len(exercises)} coding exercises from the chapter *{title}*, {total} points in "
@@ -163,6 +181,8 @@ def master_notebook(
     ]
     for exercise in exercises:
         cells += _question_cells(exercise, settings[exercise.label], equations)
+    code = "\n".join(cell.source for cell in cells if cell.cell_type == "code")
+    cells.insert(1, nbformat.v4.new_code_cell(setup_cell(repository, code)))
     notebook = nbformat.v4.new_notebook(cells=cells)
     notebook.metadata["kernelspec"] = {
         "display_name": "Python 3",

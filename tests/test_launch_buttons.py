@@ -1,22 +1,31 @@
 """Launch buttons: the repository comes from the build environment, every chapter page opens in
-Binder and Colab, and the notebook a Colab button names is the one the publish workflow pushes."""
+Binder and Colab, and the notebook a button names is the one the publish workflow pushes: the
+chapter's in the book, its notebook without solutions in the student edition (whose links
+tests/test_student_edition.py reads)."""
 
 import re
 import subprocess
 import sys
+from html import unescape
+from types import SimpleNamespace
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.support.book import REPOSITORY_URL, ROOT, load_extension, page, toc_files
+from tests.support.book import (
+    LAUNCH_LINK,
+    REPOSITORY_URL,
+    ROOT,
+    load_extension,
+    page,
+    toc_files,
+)
 
 CHAPTER_PAGES = [name for name in toc_files() if name.startswith("chapters/")]
 OTHER_PAGES = [name for name in toc_files() if not name.startswith("chapters/")]
-LAUNCH_LINK = re.compile(
-    r'href="(https://(?:mybinder\.org/v2|colab\.research\.google\.com/github)/[^"]*)"'
-)
 
-
-find_repository = load_extension("launch_buttons").find_repository
+launch_buttons = load_extension("launch_buttons")
+find_repository = launch_buttons.find_repository
 
 
 @pytest.mark.parametrize(
@@ -124,9 +133,49 @@ def test_no_page_carries_a_thebe_configuration(built_book):
         assert "thebe" not in html.lower() and "binder-examples" not in html, path
 
 
+@pytest.mark.parametrize("student", [False, True])
+def test_buttons_need_a_github_repository_in_either_edition(student):
+    def buttons(repository):
+        app = SimpleNamespace(
+            config=SimpleNamespace(book_repository=repository, student_edition=student),
+            env=SimpleNamespace(metadata={"chapters/attention": {"kernelspec": {}}}),
+        )
+        context = {"header_buttons": []}
+        launch_buttons.add_launch_buttons(app, "chapters/attention", "page.html", context, [])
+        return [button["text"] for menu in context["header_buttons"] for button in menu["buttons"]]
+
+    assert buttons(None) == []
+    assert buttons(find_repository({"BOOK_REPOSITORY_URL": "https://gitlab.com/a/b"}, None)) == []
+    assert buttons(find_repository({"BOOK_REPOSITORY_URL": REPOSITORY_URL}, None)) == [
+        "Binder",
+        "Colab",
+    ]
+
+
+def opened_notebook(link):
+    """The branch and path of the notebook a launch link opens: Colab's from GitHub, the student
+    edition's Binder's from what nbgitpuller pulls; None for the book's Binder link, which opens
+    the chapter's Markdown (test_every_chapter_opens_in_binder_and_colab)."""
+    url = urlsplit(unescape(link))
+    if url.netloc == "colab.research.google.com":
+        return re.fullmatch(r".*/blob/([^/]+)/(.+)", url.path).groups()
+    (urlpath,) = parse_qs(url.query)["urlpath"]
+    if urlpath.startswith("lab/tree/"):
+        return None
+    route, query = urlpath.split("?", 1)
+    assert route == "git-pull", link
+    pull = {key: value for key, (value,) in parse_qs(query).items()}
+    folder = f"lab/tree/{pull['targetpath']}/"  # where nbgitpuller puts the branch
+    assert pull["urlpath"].startswith(folder), link
+    return pull["branch"], pull["urlpath"].removeprefix(folder)
+
+
 @pytest.mark.build
-def test_colab_opens_the_notebook_the_publish_step_pushes(built_book, tmp_path):
-    """Run the workflow's publish step against a local bare repository, then follow each link."""
+def test_every_button_opens_the_notebook_the_publish_step_pushes(
+    built_book, built_student_edition, tmp_path
+):
+    """Run the workflow's publish step against a local bare repository, then follow each link of
+    both editions: it opens the notebook that the page itself offers for download."""
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
     checkout = tmp_path / "checkout"
@@ -136,18 +185,25 @@ def test_colab_opens_the_notebook_the_publish_step_pushes(built_book, tmp_path):
             sys.executable,
             str(ROOT / "_ext" / "publish_notebooks.py"),
             str(built_book[0]),
+            "--student",
+            str(built_student_edition),
             "--remote",
             str(remote),
         ],
         cwd=checkout,
         check=True,
     )
-    for name in CHAPTER_PAGES:
-        (colab,) = [u for u in LAUNCH_LINK.findall(page(built_book[0], name)) if "colab" in u]
-        branch, path = re.fullmatch(r".*/blob/([^/]+)/(.+)", colab).groups()
-        published = subprocess.run(
-            ["git", "--git-dir", str(remote), "show", f"{branch}:{path}"],
-            capture_output=True,
-            check=True,
-        ).stdout
-        assert published == (built_book[0] / "_sources" / path).read_bytes()
+    editions = {"book": built_book[0], "student edition": built_student_edition}
+    for edition, html_dir in editions.items():
+        for name in CHAPTER_PAGES:
+            opened = [opened_notebook(link) for link in LAUNCH_LINK.findall(page(html_dir, name))]
+            followed = [notebook for notebook in opened if notebook is not None]
+            assert len(followed) == (1 if edition == "book" else 2), (edition, name)
+            for branch, path in followed:
+                published = subprocess.run(
+                    ["git", "--git-dir", str(remote), "show", f"{branch}:{path}"],
+                    capture_output=True,
+                    check=True,
+                ).stdout
+                offered = (html_dir / "_sources" / f"{name}.ipynb").read_bytes()
+                assert published == offered, (edition, name, branch, path)

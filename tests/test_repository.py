@@ -31,7 +31,10 @@ def test_binder_installs_the_same_pinned_environment_with_cpu_torch():
     assert entries == [
         "--extra-index-url https://download.pytorch.org/whl/cpu",
         "-r ../requirements.txt",
+        "nbgitpuller==1.3.0",  # the student edition's Binder button pulls its notebooks
     ]
+    # nbgitpuller's own requirements are pinned by the book's lock
+    assert {"jupyter-server", "tornado"} <= set(pins(ROOT / "requirements.txt"))
     assert "torch==2.13.0" in (ROOT / "requirements.txt").read_text().splitlines()
     post_build = (ROOT / "binder" / "postBuild").read_text()
     assert "python -m pip install --no-deps --editable ." in post_build  # attnkit
@@ -46,10 +49,11 @@ def test_publish_workflow_builds_with_the_readme_command_and_deploys_the_html():
     assert workflow["permissions"] == {"contents": "write", "pages": "write", "id-token": "write"}
     build, deploy = workflow["jobs"]["build"], workflow["jobs"]["deploy"]
     steps = build["steps"]
-    # the Colab links are checked against what the publish step pushes in test_launch_buttons.py
+    # the launch links are checked against what the publish step pushes in test_launch_buttons.py
     assert [s["run"] for s in steps if "run" in s] == [
         "make book",
-        "python3 _ext/publish_notebooks.py _build/html",
+        "make student",
+        "python3 _ext/publish_notebooks.py _build/html --student _build/student",
     ]
     uses = [s["uses"] for s in steps if "uses" in s]
     assert uses == [

@@ -1,17 +1,29 @@
 """The student edition keeps every exercise and serves no solution from any of its files:
-pages, page sources, notebooks, search index, anything."""
+pages, page sources, notebooks, search index, inventory (objects.inv), contents menus, anything;
+and its launch buttons open its own notebooks."""
 
 import html as html_lib
 import json
 import re
+import zlib
+from urllib.parse import parse_qs, urlsplit
 
 import nbformat
 import pytest
+from sphinx.util.inventory import InventoryFile
 
-from tests.support.book import chapter_files, page, toc_files
+from tests.support.book import (
+    LAUNCH_LINK,
+    REPOSITORY_URL,
+    ROOT,
+    chapter_files,
+    page,
+    toc_files,
+)
 
 pytestmark = pytest.mark.build
 
+BINARY = {".woff", ".woff2", ".ttf", ".eot", ".png", ".svg", ".ico"}  # files with no text to scan
 SHINGLE = 8  # a run of this many words from a solution, found nowhere else in the book, is a leak
 ERRATA = "appendix/errata"
 
@@ -99,7 +111,10 @@ def leaks(built_book):
 
 def served_texts(path):
     """A file's texts as a reader or a program reads them: a notebook's cells, the search
-    index's strings one by one (its titles must not run into each other), a page's text."""
+    index's strings one by one (its titles must not run into each other), the inventory's
+    labels and titles (zlib-compressed after its header), a page's text."""
+    if path.name == "objects.inv":
+        return [zlib.decompress(path.read_bytes().split(b"\n", 4)[4]).decode("utf-8")]
     text = path.read_bytes().decode("utf-8", errors="ignore")
     if path.suffix == ".ipynb":
         return [cell.source for cell in nbformat.reads(text, as_version=4).cells]
@@ -115,12 +130,80 @@ def test_no_file_of_the_student_edition_contains_a_solution(built_student_editio
     assert len(files) > 100
     found = {}
     for path in files:
-        if path.suffix in {".woff", ".woff2", ".ttf", ".eot", ".png", ".svg", ".ico"}:
+        if path.suffix in BINARY:
             continue
         hits = set().union(*(leaks & shingles(text) for text in served_texts(path)))
         if hits:
             found[str(path.relative_to(built_student_edition))] = sorted(hits)[:3]
     assert found == {}
+
+
+def ids_in(html):
+    return set(re.findall(r'\bid="([^"]+)"', html))
+
+
+@pytest.fixture(scope="module")
+def withheld_labels(built_book):
+    """The labels of the normal edition (its objects.inv) that point into an answer, with their
+    titles: the solutions' and those of the errata's entries."""
+    html_dir = built_book[0]
+    with (html_dir / "objects.inv").open("rb") as file:
+        inventory = InventoryFile.load(file, "", lambda base, uri: uri)
+    answers = {
+        name: set().union(*map(ids_in, answer_blocks(page(html_dir, name), name)))
+        for name in toc_files()
+    }
+    withheld = {}
+    for label, (_, _, uri, title) in inventory["std:label"].items():
+        name, _, anchor = uri.partition("#")
+        if anchor in answers.get(name.removesuffix(".html"), ()):
+            withheld[label] = title
+    assert sum(label.startswith("chapters/") for label in withheld) >= 40  # one per solution
+    assert sum(label.startswith("errata-") for label in withheld) >= 13
+    return withheld
+
+
+def test_no_file_of_the_student_edition_names_a_withheld_label(
+    built_student_edition, withheld_labels
+):
+    """No label or title of an answer is left, in objects.inv or anywhere else. The titles of
+    the errata's entries are short (the scan above looks for runs of 8 words), and some give
+    the answer away."""
+    names = "|".join(re.escape(label) for label in withheld_labels)
+    label = re.compile(rf"(?<![\w/-])({names})(?![\w-])")
+    titles = {title for title in withheld_labels.values() if len(words(title)) >= 4}
+    found = {}
+    for path in built_student_edition.rglob("*"):
+        if not path.is_file() or path.suffix in BINARY:
+            continue
+        texts = served_texts(path)
+        hits = {m for text in texts for m in label.findall(text)}
+        hits |= {title for title in titles if any(title in text for text in texts)}
+        if hits:
+            found[str(path.relative_to(built_student_edition))] = sorted(hits)[:3]
+    assert found == {}
+
+
+def contents_menu(html):
+    """The titles that a page's contents menu ("On this page") lists."""
+    entries = re.findall(r'<li class="toc-h\d[^"]*">\s*<a [^>]*>(.*?)</a>', html, re.S)
+    return [" ".join(visible_text(entry).split()) for entry in entries]
+
+
+def intro_only_pages():
+    return [
+        name
+        for name in toc_files()
+        if re.search(r"^student-edition: intro-only$", (ROOT / f"{name}.md").read_text(), re.M)
+    ]
+
+
+@pytest.mark.parametrize("name", intro_only_pages())
+def test_intro_only_page_lists_no_section_in_its_contents_menu(
+    built_book, built_student_edition, name
+):
+    assert len(contents_menu(page(built_book[0], name))) >= 13  # every erratum, in the book
+    assert contents_menu(page(built_student_edition, name)) == []  # the introduction has none
 
 
 @pytest.mark.parametrize("chapter", chapter_files())
@@ -142,12 +225,37 @@ def test_student_edition_has_every_exercise_and_check(built_book, built_student_
     assert 'pip_install(f"git+{REPOSITORY}@{BRANCH}")' in notebook.cells[0].source
 
 
-def test_student_edition_holds_back_the_errata_and_has_no_launch_buttons(built_student_edition):
+def test_student_edition_holds_back_the_errata(built_student_edition):
     errata = page(built_student_edition, ERRATA)
     assert "withheld in the student edition" in errata
     assert 'id="errata-wo-shape"' not in errata
-    for name in toc_files():
-        assert not re.search(
-            r"mybinder\.org/v2/|colab\.research\.google\.com/github/",
-            page(built_student_edition, name),
-        ), name
+    assert intro_only_pages() == [ERRATA]
+
+
+@pytest.mark.parametrize("name", toc_files())
+def test_student_edition_launch_buttons_open_its_own_notebooks(built_student_edition, name):
+    """Colab opens the chapter's student notebook on the branch the publish workflow fills;
+    Binder starts the book's environment and pulls that branch into it (nbgitpuller), then
+    opens the same notebook, never the chapter's Markdown with its solutions.
+    tests/test_launch_buttons.py follows both to what the workflow publishes."""
+    links = LAUNCH_LINK.findall(page(built_student_edition, name))
+    if not name.startswith("chapters/"):
+        assert links == []
+        return
+    github = REPOSITORY_URL.removeprefix("https://github.com/")
+    colab, binder = sorted(links)
+    assert colab == (
+        f"https://colab.research.google.com/github/{github}/blob/notebooks/student/{name}.ipynb"
+    )
+    binder = urlsplit(html_lib.unescape(binder))
+    assert (binder.netloc, binder.path) == ("mybinder.org", f"/v2/gh/{github}/main")
+    assert (ROOT / "binder" / "postBuild").is_file()  # the environment Binder builds
+    (urlpath,) = parse_qs(binder.query)["urlpath"]
+    route, query = urlpath.split("?", 1)
+    assert route == "git-pull"
+    assert {key: value for key, (value,) in parse_qs(query).items()} == {
+        "repo": REPOSITORY_URL,
+        "branch": "notebooks",
+        "targetpath": "notebooks",
+        "urlpath": f"lab/tree/notebooks/student/{name}.ipynb",
+    }

@@ -2,6 +2,7 @@
 
 import importlib.util
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -10,6 +11,10 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 # A made-up repository: the launch buttons and install cells must follow whatever is set.
 REPOSITORY_URL = "https://github.com/example-owner/example-book"
+# The href of a launch button (Binder, Colab) in a built page.
+LAUNCH_LINK = re.compile(
+    r'href="(https://(?:mybinder\.org/v2|colab\.research\.google\.com/github)/[^"]*)"'
+)
 REPOSITORY_VARIABLES = [
     "BOOK_REPOSITORY_URL",
     "BOOK_BRANCH",

@@ -1,0 +1,64 @@
+"""The set-up cell that opens every notebook the book hands out: the chapters' downloads
+(``notebooks.py``) and the Otter-Grader assignments (``assignments/master.py``).
+
+Where ``attnkit`` is missing (Colab, a student's own Jupyter) the cell installs it from the book's
+repository; where the notebook's code needs PyTorch or Otter and finds none, it installs the
+book's own pin (PyTorch's CPU build). In the book's environment and on Binder it installs nothing.
+This module imports nothing of Sphinx, so that both the build and ``assignments`` can use it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+USES_TORCH = re.compile(
+    r"^\s*(import torch|from torch\b|from attnkit\.(modules|reversal|decoding)\b)", re.M
+)
+USES_OTTER = re.compile(r"^\s*(import otter|from otter\b)", re.M)
+
+
+def pinned(package: str) -> str:
+    """The book's own pin of ``package``, e.g. ``torch==2.13.0``, from requirements.txt."""
+    lines = (ROOT / "requirements.txt").read_text().splitlines()
+    return next(line for line in lines if line.startswith(f"{package}=="))
+
+
+def setup_cell(repository: dict | None, code: str) -> str:
+    """The cell's source, for the repository found at build time (``launch_buttons``) and the
+    ``code`` of the notebook it opens."""
+    url = f'"{repository["url"]}"' if repository else "None"
+    branch = repository["branch"] if repository else "main"
+    installs = ""
+    if USES_TORCH.search(code):
+        installs += f"""
+if importlib.util.find_spec("torch") is None:  # the CPU build, not the multi-GB CUDA one
+    pip_install("{pinned("torch")}", "--extra-index-url", "{TORCH_CPU_INDEX}")"""
+    if USES_OTTER.search(code):
+        installs += f"""
+if importlib.util.find_spec("otter") is None:  # Otter-Grader, for grader.check
+    pip_install("{pinned("otter-grader")}")"""
+    return f"""\
+# Set-up. Where this chapter's helper library `attnkit` is missing (Colab, your own Jupyter),
+# this cell installs it from the book's repository; in the book's environment it does nothing.
+import importlib, importlib.util, os, subprocess, sys
+
+REPOSITORY = os.environ.get("BOOK_REPOSITORY_URL", {url})
+BRANCH = os.environ.get("BOOK_BRANCH", "{branch}")
+
+
+def pip_install(*arguments):
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *arguments], check=True)
+{installs}
+if importlib.util.find_spec("attnkit") is None:
+    if not REPOSITORY:
+        raise RuntimeError("attnkit is missing: set BOOK_REPOSITORY_URL to the book's repository")
+    pip_install(f"git+{{REPOSITORY}}@{{BRANCH}}")
+importlib.invalidate_caches()
+if "google.colab" in sys.modules:  # Colab shows third-party widgets only when asked to
+    from google.colab import output
+
+    output.enable_custom_widget_manager()
+"""

@@ -1,0 +1,52 @@
+"""The set-up cell (_ext/setup_cell.py) that opens the chapters' notebooks and the assignments':
+each assignment starts with it, before Otter's own cell, and in the book's own environment it
+installs nothing. The notebooks run alone in a fresh Python in test_notebooks.py."""
+
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from assignments.build import chapters_with_exercises, write_master
+from tests.support.book import REPOSITORY_URL, load_extension
+
+setup_cell = load_extension("setup_cell").setup_cell
+REPOSITORY = load_extension("launch_buttons").find_repository(
+    {"BOOK_REPOSITORY_URL": REPOSITORY_URL}, None
+)
+
+
+@pytest.mark.parametrize("chapter", chapters_with_exercises())
+def test_every_assignment_opens_with_the_books_set_up_cell(chapter, tmp_path):
+    master = nbformat.read(write_master(chapter, tmp_path, REPOSITORY), as_version=4)
+    config, setup, otter, *_ = master.cells
+    # Otter would put its own cell, which imports otter, before everything
+    assert config.source.startswith("# ASSIGNMENT CONFIG") and "init_cell: false" in config.source
+    code = "\n".join(cell.source for cell in master.cells if cell.cell_type == "code")
+    assert setup.source == setup_cell(REPOSITORY, code)
+    assert f'os.environ.get("BOOK_REPOSITORY_URL", "{REPOSITORY_URL}")' in setup.source
+    assert 'pip_install("otter-grader==7.0.0")' in setup.source
+    assert otter.source.splitlines()[1:] == [
+        "import otter",
+        f'grader = otter.Notebook("{chapter}.ipynb")',
+    ]
+
+
+@pytest.mark.parametrize("code", ["", "import torch\nimport otter"])
+def test_set_up_cell_installs_nothing_in_the_books_environment(code, tmp_path):
+    cell = tmp_path / "setup.py"
+    cell.write_text(setup_cell(REPOSITORY, code))
+    assert "pip_install(" in cell.read_text()
+    # every install goes through subprocess.run: here any call to it fails
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys\nsubprocess.run = None\nexec(open(sys.argv[1]).read())",
+            cell,
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
