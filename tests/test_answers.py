@@ -54,9 +54,7 @@ def test_a_check_that_forbids_helpers_is_tried_with_one_of_them():
             assert "forbidden" in answers.families(), answers.name
 
 
-@pytest.mark.parametrize(
-    "answers, name", RIGHT, ids=[f"{a.name}-{name}" for a, name in RIGHT]
-)
+@pytest.mark.parametrize("answers, name", RIGHT, ids=[f"{a.name}-{name}" for a, name in RIGHT])
 def test_every_right_answer_passes(answers, name):
     for seed in seeds(answers.name, name, count=2):
         result = answers.check(answers.right[name], seed=seed)

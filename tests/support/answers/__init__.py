@@ -121,9 +121,7 @@ def rounded(fn: Callable, decimals: int = 0) -> Callable:
 
 def through_int_buffer(fn: Callable) -> Callable:
     """Stored in an integer array on the way out, as ``np.zeros(shape, dtype=int)`` does."""
-    return returning(
-        lambda a: a.astype(np.int64).astype(a.dtype) if a.dtype.kind == "f" else a, fn
-    )
+    return returning(lambda a: a.astype(np.int64).astype(a.dtype) if a.dtype.kind == "f" else a, fn)
 
 
 def sorted_along(fn: Callable, axis: int = -1) -> Callable:
@@ -212,9 +210,9 @@ WRONG_SHIFTS = {
     "shifted by the maximum floored at 0": lambda x: np.maximum(x.max(axis=-1, keepdims=True), 0),
     "shifted by the row's mean": lambda x: x.mean(axis=-1, keepdims=True),
     "shifted by the row's minimum": lambda x: x.min(axis=-1, keepdims=True),
-    "shifted by each column's maximum": lambda x: x.max(axis=-2, keepdims=True)
-    if x.ndim > 1
-    else x.max(),
+    "shifted by each column's maximum": lambda x: (
+        x.max(axis=-2, keepdims=True) if x.ndim > 1 else x.max()
+    ),
     "not shifted": lambda x: 0.0,
 }
 
