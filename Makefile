@@ -5,6 +5,7 @@
 #   make student   the student edition, without solutions, into _build/student
 #   make assignments   an Otter-Grader assignment per chapter into _build/assignments
 #   make grade SUBMISSIONS=folder   grade the collected notebooks in folder into grades.csv
+#               (each in a sandbox: needs bubblewrap, Debian's package of that name)
 #   make lint / make format   check / rewrite the code with ruff (pyproject.toml)
 PYTHON ?= python3
 VENV := .venv
@@ -51,12 +52,15 @@ student: $(VENV)/installed node_modules/.package-lock.json
 assignments: $(VENV)/installed
 	$(BIN)/python -m assignments.build --out $(OUT)/_build/assignments
 
-# Grade the notebooks collected under SUBMISSIONS with the assignments built above, without
-# Docker (the assignments package): scores per notebook and question in GRADES.
+# Grade the notebooks collected under SUBMISSIONS, each in a bubblewrap sandbox (the assignments
+# package): a row per notebook and question in GRADES, every notebook graded or its reason given.
+# TIMEOUT: seconds for a notebook's cells, and again for each question's check. A second run
+# resumes: what was graded and has not changed since keeps its rows.
 GRADES ?= grades.csv
+TIMEOUT ?= 120
 grade: $(VENV)/installed
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=folder [GRADES=grades.csv]"; exit 2; }
-	$(BIN)/python -m assignments.grade $(SUBMISSIONS) --assignments $(OUT)/_build/assignments --out $(GRADES)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=folder [GRADES=grades.csv] [TIMEOUT=120]"; exit 2; }
+	$(BIN)/python -m assignments.grade $(SUBMISSIONS) --out $(GRADES) --timeout $(TIMEOUT)
 
 # Every page with axe-core at both widths in both modes (make test: on a phone, dark mode).
 test-accessibility: $(VENV)/installed

@@ -1,96 +1,358 @@
-"""Grade collected notebooks with the assignments' autograders, here and without Docker.
+"""``make grade``: grade every collected notebook in a sandbox of its own, into one complete CSV.
 
-``otter grade`` needs Docker; ``otter run`` grades one notebook per call and imports Otter each
-time (about four seconds). This grades a whole collection in a few worker processes that import
-Otter once each, in the book's own environment (the one the autograders' requirements pin). Each
-notebook names its assignment in its metadata (``otter assign`` writes it), so one folder may
-hold several chapters' submissions. The scores go to one CSV, a row per notebook and question.
+    python -m assignments.grade collected/ [--out grades.csv] [--timeout 120] [--jobs 2]
+                                           [--seed N] [--fresh]
 
-    python -m assignments.grade collected/ [--assignments _build/assignments] [--out grades.csv]
+Each notebook is judged by what its cells are. It is read once (the collected files are never
+written), and its chapter is the one whose exercise functions its code defines; the name in its
+metadata only matters when the cells leave a choice, and a disagreement is reported. Its code
+then runs in a sandbox (:mod:`assignments.sandbox`): a copy of the notebook alone, a read-only
+environment, no network, no other submission, time and memory limits. The chapter's checks run
+here, in the grader's own process, on the student's functions, which they call across the
+sandbox's wall (:class:`StudentFunction`): nothing the notebook does can change a check, and
+only plain data (arrays, numbers, strings) comes back. A question scores its points when its
+check passes; the check's message says why when it does not.
+
+Whatever a notebook is (not JSON, not an assignment, an endless loop, a process that dies), the
+run goes on and ends with a row for it: ``status`` says what happened (``graded``,
+``unreadable``, ``not an assignment``, ``time limit``, ``kernel died``, ``grader error``) and
+``message`` why. The CSV is rewritten after every notebook, so a run that is stopped keeps
+what it graded, and running again resumes: a notebook graded before, unchanged since (its
+``sha256``), keeps its rows. Notebooks whose answers are the same code are flagged in
+``duplicate_of``. ``seed`` is the seed of the checks' random inputs, the same for the class.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import csv
-import multiprocessing
+import functools
+import hashlib
+import json
 import os
+import random
+import sys
+import threading
+import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import nbformat
+from assignments.build import chapters_with_exercises
+from assignments.exercises import STUB_MARK, assignment_settings, coding_exercises
+from assignments.sandbox import Limits, NotebookProcess, ProcessEnded, bubblewrap
+from attnkit.exercises.calling import Outcome, Remote
 
 ROOT = Path(__file__).resolve().parent.parent
-# Otter sums the public tests' results under this name for Gradescope; it is not a question.
-PUBLIC_SUMMARY = "Public Tests"
+COLUMNS = [
+    "notebook",
+    "assignment",
+    "question",
+    "score",
+    "points",
+    "status",
+    "message",
+    "duplicate_of",
+    "sha256",
+    "seed",
+]
+GRADED, UNREADABLE, NOT_AN_ASSIGNMENT = "graded", "unreadable", "not an assignment"
+STUB = ast.unparse(ast.parse(STUB_MARK))  # the stub's line as Submission.defined writes code
+TIME_LIMIT, KERNEL_DIED, GRADER_ERROR = "time limit", "kernel died", "grader error"
 
 
 @dataclass(frozen=True)
-class Grade:
-    """One notebook's result: points per question and what each question is worth."""
+class Question:
+    label: str
+    function: str  # the function the student writes
+    check: str  # the check that judges it, in module
+    module: str
+    points: float
 
-    notebook: Path
-    assignment: str
-    scores: dict[str, float]
-    points: dict[str, float]
-    error: str | None = None  # set when the grader could not run the notebook at all
+
+@dataclass(frozen=True)
+class Assignment:
+    name: str  # the chapter's slug, as otter assign names the assignment
+    questions: tuple[Question, ...]
 
     @property
-    def total(self) -> float:
-        return sum(self.scores.values())
+    def functions(self) -> set[str]:
+        return {q.function for q in self.questions}
+
+    def check_of(self, question: Question):
+        import importlib
+
+        return getattr(importlib.import_module(question.module), question.check)
 
 
-def assignment_of(notebook: Path) -> str:
-    """The name ``otter assign`` wrote into the notebook's metadata."""
-    metadata = nbformat.read(notebook, as_version=4).metadata
-    try:
-        return metadata["otter"]["assignment_name"]
-    except KeyError:
-        raise ValueError(
-            f"{notebook} names no assignment: is it an assignment's notebook?"
-        ) from None
-
-
-def autograder_of(assignments: Path, name: str) -> Path:
-    """The autograder zip of the assignment ``name`` built in ``assignments``."""
-    zips = sorted((assignments / name / "autograder").glob("*.zip"))
-    if len(zips) != 1:
-        raise ValueError(
-            f"expected one autograder zip in {assignments / name / 'autograder'}, found "
-            f"{len(zips)}: run `make assignments` first"
+@functools.cache
+def assignments() -> dict[str, Assignment]:
+    """Every chapter with coding exercises, its questions and points, from the book's sources."""
+    found = {}
+    for chapter in chapters_with_exercises():
+        text = (ROOT / "chapters" / f"{chapter}.md").read_text(encoding="utf-8")
+        settings = assignment_settings(text)
+        found[chapter] = Assignment(
+            chapter,
+            tuple(
+                Question(e.label, e.function, e.check, e.check_module, settings[e.label]["points"])
+                for e in coding_exercises(text)
+            ),
         )
-    return zips[0]
+    return found
 
 
-def _grade_one(notebook: Path, autograder: Path) -> tuple[dict, dict, str | None]:
-    # Imported here: in a worker process, once, not in the process that hands out the work.
-    from otter.api import grade_submission
+@dataclass(frozen=True)
+class Row:
+    notebook: str
+    assignment: str
+    question: str
+    score: float
+    points: float
+    status: str
+    message: str
+    duplicate_of: str = ""
+    sha256: str = ""
+    seed: str = ""
 
-    results = grade_submission(str(notebook), str(autograder), quiet=True)
-    tests = {name: result for name, result in results.results.items() if name != PUBLIC_SUMMARY}
-    error = results.catastrophic_error
+
+# --- what a notebook is ----------------------------------------------------------------------
+
+
+@dataclass
+class Submission:
+    """A collected notebook, read once: its bytes, its code cells and the names they define."""
+
+    path: Path
+    data: bytes
+    sha256: str
+    cells: list[str] = field(default_factory=list)
+    metadata_assignment: str = ""
+
+    @classmethod
+    def read(cls, path: Path) -> Submission:
+        data = path.read_bytes()
+        return cls(path, data, hashlib.sha256(data).hexdigest())
+
+    def parse(self) -> None:
+        """The code cells, or ValueError saying why the file is no notebook."""
+        try:
+            notebook = json.loads(self.data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as error:
+            raise ValueError(f"not a notebook: it is not valid JSON ({error})") from None
+        if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+            raise ValueError("not a notebook: it has no list of cells")
+        for cell in notebook["cells"]:
+            if isinstance(cell, dict) and cell.get("cell_type") == "code":
+                source = cell.get("source", "")
+                self.cells.append("".join(source) if isinstance(source, list) else str(source))
+        otter = (notebook.get("metadata") or {}).get("otter") or {}
+        name = otter.get("assignment_name") if isinstance(otter, dict) else None
+        self.metadata_assignment = name if isinstance(name, str) else ""
+
+    def defined(self) -> dict[str, str]:
+        """Every top-level function or name the code cells define -> the code of its cell."""
+        names = {}
+        for source in self.cells:
+            code = "\n".join(
+                line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))
+            )
+            try:
+                tree = ast.parse(code)
+            except SyntaxError:
+                continue
+            for node in tree.body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    names[node.name] = ast.unparse(tree)
+                elif isinstance(node, ast.Assign):
+                    for target in node.targets:
+                        if isinstance(target, ast.Name):
+                            names[target.id] = ast.unparse(tree)
+        return names
+
+
+def identify(submission: Submission, known: dict[str, Assignment]) -> tuple[Assignment, str]:
+    """The assignment whose functions the notebook's cells define, and a note when its metadata
+    names another; ValueError when it defines none."""
+    defined = submission.defined()
+    counts = {name: len(a.functions & defined.keys()) for name, a in known.items()}
+    best = max(counts.values(), default=0)
+    named = submission.metadata_assignment
+    if best == 0:
+        said = f" (its metadata names {named!r})" if named else ""
+        raise ValueError(
+            "not an assignment: its cells define none of the exercise functions of any "
+            f"chapter{said}"
+        )
+    candidates = [name for name, count in counts.items() if count == best]
+    chosen = named if named in candidates else candidates[0]
+    note = ""
+    if named and named != chosen:
+        note = (
+            f"its metadata names the assignment {named!r}, but its cells are those of "
+            f"{chosen!r}: graded as {chosen!r}. "
+        )
+    return known[chosen], note
+
+
+def answers_code(submission: Submission, assignment: Assignment) -> tuple[str, ...] | None:
+    """The code of the cells that define the answers, or None if every one is the stub."""
+    defined = submission.defined()
+    code = tuple(defined.get(function, "") for function in sorted(assignment.functions))
+    return None if all(not c or STUB in c for c in code) else code
+
+
+# --- grading one notebook --------------------------------------------------------------------
+
+
+class StudentFunction(Remote):
+    """The notebook's function ``name``, called in its sandbox until ``deadline``."""
+
+    def __init__(self, process: NotebookProcess, name: str, deadline: float):
+        self.process, self.name, self.deadline = process, name, deadline
+
+    def invoke(self, args: tuple, forbidden: tuple[str, ...], measure: bool) -> Outcome:
+        try:
+            reply = self.process.call(self.name, args, forbidden, measure, self.deadline)
+        except ProcessEnded as ended:
+            return Outcome(error=f"the grader stopped it: {ended}", args=args)
+        if reply.get("missing"):
+            return Outcome(error=f"NameError: the notebook has no function {self.name}", args=args)
+        forbidden_used = reply.get("forbidden") or ()
+        peak = reply.get("peak_bytes")
+        return Outcome(
+            result=reply.get("result"),
+            error=reply.get("error") if isinstance(reply.get("error"), str) else None,
+            forbidden=tuple(str(name) for name in forbidden_used),
+            peak_bytes=peak if isinstance(peak, int) else None,
+            args=tuple(reply.get("args") or ()),
+        )
+
+
+def grade_notebook(
+    submission: Submission,
+    assignment: Assignment,
+    note: str,
+    limits: Limits,
+    seed: int,
+    slot: int,
+) -> list[Row]:
+    """Run the notebook in its sandbox and judge each question with its chapter's check."""
+    rows, process = [], None
+    base = dict(notebook=str(submission.path), assignment=assignment.name)
+    try:
+        for question in assignment.questions:
+            if process is None or process.stopped_because is not None:
+                process = NotebookProcess(submission.data, limits, slot)
+                try:
+                    ready = process.wait_ready()
+                except ProcessEnded as ended:
+                    status = TIME_LIMIT if str(ended).startswith("time limit") else KERNEL_DIED
+                    rows += [
+                        Row(
+                            **base,
+                            question=q.label,
+                            score=0,
+                            points=q.points,
+                            status=status,
+                            message=note + str(ended),
+                        )
+                        for q in assignment.questions[len(rows) :]
+                    ]
+                    return rows
+            if question.function not in ready.get("functions", ()):
+                rows.append(
+                    Row(
+                        **base,
+                        question=question.label,
+                        score=0,
+                        points=question.points,
+                        status=GRADED,
+                        message=note + _missing(question, ready),
+                    )
+                )
+                continue
+            deadline = time.monotonic() + limits.seconds
+            student = StudentFunction(process, question.function, deadline)
+            result = assignment.check_of(question)(student, seed=seed)
+            if process.stopped_because is not None:
+                ended = process.stopped_because
+                status = TIME_LIMIT if ended.startswith("time limit") else KERNEL_DIED
+                rows.append(
+                    Row(
+                        **base,
+                        question=question.label,
+                        score=0,
+                        points=question.points,
+                        status=status,
+                        message=f"{note}{ended}",
+                    )
+                )
+                continue
+            rows.append(
+                Row(
+                    **base,
+                    question=question.label,
+                    score=question.points if result.passed else 0,
+                    points=question.points,
+                    status=GRADED,
+                    message=note + result.message,
+                )
+            )
+    finally:
+        if process is not None:
+            process.stop()
+    return rows
+
+
+def _missing(question: Question, ready: dict) -> str:
+    errors = ready.get("errors") or []
+    raised = f" (these cells raised: {', '.join(map(str, errors[:5]))})" if errors else ""
     return (
-        {name: result.score for name, result in tests.items()},
-        {name: result.possible for name, result in tests.items()},
-        None if error is None else repr(error),
+        f"the notebook defines no function `{question.function}`{raised}: the question asks "
+        "for a function of this name, and the check calls it by that name"
     )
 
 
-def grade(notebooks: Sequence[Path], assignments: Path, jobs: int = 2) -> list[Grade]:
-    """Grade ``notebooks`` with the autograders built in ``assignments``, ``jobs`` at a time."""
-    names = [assignment_of(notebook) for notebook in notebooks]
-    autograders = [autograder_of(assignments, name) for name in names]
-    # Otter changes the working directory while it grades: each grade runs in a process of its
-    # own making (spawn), never in a thread of the caller's.
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        results = list(pool.map(_grade_one, notebooks, autograders))
-    return [
-        Grade(notebook, name, scores, points, error)
-        for notebook, name, (scores, points, error) in zip(notebooks, names, results, strict=True)
-    ]
+def grade_submission(
+    path: Path, known: dict[str, Assignment], limits: Limits, seed: int, slot: int
+) -> list[Row]:
+    """Every row of one collected notebook, whatever it holds."""
+    stamp = dict(seed=str(seed))
+    try:
+        submission = Submission.read(path)
+    except OSError as error:
+        return [Row(str(path), "", "", 0, 0, UNREADABLE, f"cannot be read: {error}", **stamp)]
+    stamp["sha256"] = submission.sha256
+    try:
+        submission.parse()
+        assignment, note = identify(submission, known)
+    except ValueError as error:
+        status = NOT_AN_ASSIGNMENT if str(error).startswith("not an assignment") else UNREADABLE
+        return [
+            Row(str(path), submission.metadata_assignment, "", 0, 0, status, str(error), **stamp)
+        ]
+    try:
+        rows = grade_notebook(submission, assignment, note, limits, seed, slot)
+    except Exception as error:  # a fault of the grader's: say so, and go on with the others
+        rows = [
+            Row(
+                str(path),
+                assignment.name,
+                q.label,
+                0,
+                q.points,
+                GRADER_ERROR,
+                f"{type(error).__name__}: {error}",
+            )
+            for q in assignment.questions
+        ]
+    return [replace(row, **stamp) for row in rows]
+
+
+# --- the class -------------------------------------------------------------------------------
 
 
 def collect(paths: Iterable[Path]) -> list[Path]:
@@ -108,32 +370,137 @@ def collect(paths: Iterable[Path]) -> list[Path]:
     return found
 
 
-def write_csv(grades: Sequence[Grade], out: Path) -> None:
-    with out.open("w", newline="", encoding="utf-8") as file:
+def read_csv(path: Path) -> list[Row]:
+    """The rows of an earlier run's CSV; none if it is missing or not this grader's."""
+    try:
+        with path.open(newline="", encoding="utf-8") as file:
+            reader = csv.DictReader(file)
+            if reader.fieldnames != COLUMNS:
+                return []
+            return [
+                Row(**{**row, "score": float(row["score"]), "points": float(row["points"])})
+                for row in reader
+            ]
+    except (OSError, ValueError, TypeError):
+        return []
+
+
+def write_csv(rows: Sequence[Row], path: Path) -> None:
+    """All rows, written whole to a new file that then replaces ``path``."""
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("w", newline="", encoding="utf-8") as file:
         writer = csv.writer(file)
-        writer.writerow(["notebook", "assignment", "question", "score", "points", "error"])
-        for g in grades:
-            if not g.points:  # the grader gave up before it could name the questions
-                writer.writerow([g.notebook, g.assignment, "", 0, 0, g.error or "no question"])
-            for question, points in g.points.items():
-                writer.writerow(
-                    [g.notebook, g.assignment, question, g.scores[question], points, g.error or ""]
-                )
+        writer.writerow(COLUMNS)
+        for row in rows:
+            writer.writerow([getattr(row, column) for column in COLUMNS])
+    os.replace(partial, path)
+
+
+def flag_duplicates(rows: list[Row], known: dict[str, Assignment]) -> list[Row]:
+    """Mark the notebooks whose answers are the same code as another notebook's."""
+    by_code: dict[tuple, list[str]] = {}
+    for notebook in dict.fromkeys(row.notebook for row in rows if row.assignment in known):
+        try:
+            submission = Submission.read(Path(notebook))
+            submission.parse()
+        except (OSError, ValueError):
+            continue
+        assignment = next(row.assignment for row in rows if row.notebook == notebook)
+        code = answers_code(submission, known[assignment])
+        if code is not None:
+            by_code.setdefault((assignment, code), []).append(notebook)
+    copies = {
+        notebook: "; ".join(other for other in group if other != notebook)
+        for group in by_code.values()
+        if len(group) > 1
+        for notebook in group
+    }
+    return [replace(row, duplicate_of=copies.get(row.notebook, "")) for row in rows]
+
+
+def grade(
+    paths: Sequence[Path],
+    out: Path,
+    limits: Limits | None = None,
+    jobs: int = 2,
+    seed: int | None = None,
+    fresh: bool = False,
+) -> list[Row]:
+    """Grade the notebooks under ``paths`` into ``out``, resuming an earlier run unless
+    ``fresh``. Returns every row."""
+    bubblewrap()  # fail at once, with advice, where there is no sandbox
+    limits = limits or Limits()
+    known = assignments()
+    notebooks = collect(paths)
+    earlier = [] if fresh else read_csv(out)
+    kept: dict[str, list[Row]] = {}
+    for row in earlier:
+        kept.setdefault(row.notebook, []).append(row)
+    if seed is None:
+        seed = int(earlier[0].seed) if earlier and earlier[0].seed else random.randrange(2**31)
+    done = {}
+    for path in notebooks:
+        rows = kept.get(str(path))
+        try:
+            same = rows and rows[0].sha256 == Submission.read(path).sha256
+        except OSError:
+            same = False
+        if same:
+            done[str(path)] = rows
+    lock = threading.Lock()
+    slots = list(range(jobs))
+
+    def one(path: Path) -> None:
+        with lock:
+            slot = slots.pop()
+        try:
+            rows = grade_submission(path, known, limits, seed, slot)
+        finally:
+            with lock:
+                slots.append(slot)
+        with lock:
+            done[str(path)] = rows
+            write_csv(_in_order(done, notebooks), out)
+            _report(rows)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(one, [p for p in notebooks if str(p) not in done]))
+    rows = flag_duplicates(_in_order(done, notebooks), known)
+    write_csv(rows, out)
+    return rows
+
+
+def _in_order(done: dict[str, list[Row]], notebooks: Sequence[Path]) -> list[Row]:
+    return [row for path in notebooks for row in done.get(str(path), [])]
+
+
+def _report(rows: Sequence[Row]) -> None:
+    score, points = sum(r.score for r in rows), sum(r.points for r in rows)
+    statuses = sorted({r.status for r in rows} - {GRADED})
+    verdict = f"{score:g} / {points:g}" + (f"  ({', '.join(statuses)})" if statuses else "")
+    print(f"{rows[0].notebook}  {rows[0].assignment or '-'}  {verdict}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+", type=Path, help="notebooks, or folders of them")
-    parser.add_argument("--assignments", type=Path, default=ROOT / "_build" / "assignments")
     parser.add_argument("--out", type=Path, default=Path("grades.csv"))
-    parser.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1))
+    parser.add_argument(
+        "--timeout", type=float, default=Limits.seconds,
+        help="seconds for a notebook's cells, and again for each question's check",
+    )  # fmt: skip
+    parser.add_argument("--memory", type=float, default=Limits.memory_bytes / 2**30, help="GiB")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--seed", type=int, help="the checks' random inputs (default: random)")
+    parser.add_argument("--fresh", action="store_true", help="ignore an earlier run's CSV")
     args = parser.parse_args(argv)
-    grades = grade(collect(args.paths), args.assignments.resolve(), args.jobs)
-    write_csv(grades, args.out)
-    for g in grades:
-        verdict = f"error: {g.error}" if g.error else f"{g.total:g} / {sum(g.points.values()):g}"
-        print(f"{g.notebook}  {g.assignment}  {verdict}")
-    print(f"{len(grades)} notebooks graded; scores per question in {args.out}")
+    limits = Limits(seconds=args.timeout, memory_bytes=int(args.memory * 2**30))
+    try:
+        rows = grade(args.paths, args.out, limits, args.jobs, args.seed, args.fresh)
+    except (ValueError, RuntimeError) as error:
+        sys.exit(f"grade: {error}")
+    notebooks = {row.notebook for row in rows}
+    print(f"{len(notebooks)} notebooks: every one graded or reported in {args.out}")
 
 
 if __name__ == "__main__":

@@ -1,18 +1,24 @@
-"""Every chapter's assignment built and graded as an instructor would, in the background.
+"""A class's worth of collected notebooks, built and graded as an instructor would, in the background.
 
-``make assignments`` builds them; a folder of "collected" notebooks is written, one subfolder per
-imagined student: the solutions notebook that ``otter assign`` wrote, the untouched student
-notebook, and student notebooks that answer some questions with a typical wrong answer and the
-others with the book's solution (every even-numbered question wrong in one, every odd-numbered
-one in the other, so each wrong answer is graded beside correct ones). ``python -m
-assignments.grade`` then grades the whole folder in one run, and the tests read its CSV.
+``make assignments`` builds every chapter's assignment; a folder of "collected" notebooks is
+written, one subfolder per imagined student, and ``python -m assignments.grade`` grades it in one
+run; the tests read its CSV. For every chapter there are the solutions notebook that ``otter
+assign`` wrote, the untouched student notebook, and notebooks that answer some questions with a
+typical wrong answer and the others with the book's solution (every even-numbered question wrong
+in one, every odd-numbered one in the other). Beside them, chapter 1's assignment arrives the
+ways a real class hands it in (:data:`CLASS`): broken, mislabelled, copied, and written by
+students who try to raise their grade without a right answer or to reach outside their notebook.
+Notebooks that never finish are graded in a second run with a short time limit (:data:`SLOW`).
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
+import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,17 +102,181 @@ def gqa(Q, K, V):
 REFERENCE, UNTOUCHED = "reference", "untouched"
 WRONG_WHERE = {"wrong-even": 0, "wrong-odd": 1}  # wrong where position % 2 equals this
 
+# Files outside its sandbox that a mischievous notebook tries to write, and the command line of
+# the processes it leaves behind: after grading, neither may exist on this machine.
+OUTSIDE = Path(tempfile.gettempdir()) / "written-from-a-graded-notebook"
+LEFT_RUNNING = "3617"  # sleep 3617
+
+
+# Chapter 1's notebook as a class hands it in: student -> (answers, extra cells, changes).
+# The answers are "right" (the chapter's solution), "wrong" (WRONG_ANSWERS) or code.
+def snoop(classmate: Path) -> str:
+    """A cell that looks for every file it might rewrite (the paths on the command lines of the
+    processes it can see, their folders, the usual homes, and the ``classmate``'s notebook,
+    whose path it guessed) and tries to overwrite each, and to write :data:`OUTSIDE`."""
+    return f"""
+import os, pathlib
+places = {{'/submission', '/tmp', '/work', '/root', '/home', os.path.expanduser('~')}}
+for pid in filter(str.isdigit, os.listdir('/proc')):
+    try:
+        places.update(open(f'/proc/{{pid}}/cmdline').read().split('\\0'))
+        places.add(os.readlink(f'/proc/{{pid}}/cwd'))
+    except OSError:
+        pass
+found = []
+for place in places:
+    if (not place.startswith('/') or '.venv' in place or '.pyenv' in place
+            or place.startswith(('/usr', '/proc', '/sys', '/dev', '/etc'))):
+        continue
+    for folder, subfolders, files in os.walk(place):
+        subfolders[:] = [s for s in subfolders if s not in {{'.venv', '.pyenv', '__pycache__'}}]
+        found += [os.path.join(folder, f) for f in files]
+targets = [p for p in found if p.endswith(('.ipynb', '.py', '.zip', '.csv', '.md'))]
+targets += [{str(OUTSIDE)!r}, {str(classmate)!r}, {str(ROOT / "chapters" / "attention.md")!r}]
+written = []
+for target in targets:
+    try:
+        pathlib.Path(target).write_text('rewritten by a classmate')
+        written.append(target)
+    except OSError:
+        pass
+"""
+
+
+CLASS = {
+    "copy": ("right", [], {}),
+    "other-metadata": ("right", [], {"assignment": "self-attention"}),
+    "julia-kernel": ("right", [], {"kernel": "julia-1.10"}),
+    "error-in-another-cell": ("right", ["undefined_name + 1"], {}),
+    "no-check-cells": ("right", [], {"drop checks": True}),
+    "renamed": ({"my_softmax": "right-renamed"}, [], {}),
+    "forbidden-helper": (
+        {
+            "my_softmax": "import attnkit.core\n\ndef my_softmax(x):\n    return attnkit.core.softmax(x)\n"
+        },
+        [],
+        {},
+    ),
+    "patched-check": (
+        "wrong",
+        [
+            "from attnkit.exercises.harness import CheckResult\n"
+            "check_softmax = check_single_query_attention = lambda fn: CheckResult(True, 'ok')"
+        ],
+        {},
+    ),
+    "patched-checks-module": (
+        "wrong",
+        [
+            "import attnkit.exercises, attnkit.exercises.attention as own\n"
+            "from attnkit.exercises.harness import CheckResult\n"
+            "for module in (attnkit.exercises, own):\n"
+            "    module.check_softmax = module.check_single_query_attention = (\n"
+            "        lambda fn, **kw: CheckResult(True, 'ok'))"
+        ],
+        {},
+    ),
+    "patched-harness": (
+        "wrong",
+        [
+            "import attnkit.exercises.harness as h, attnkit.exercises.calling as c\n"
+            "h.close = lambda *a, **k: True\n"
+            "h.keeps_dtype = lambda *a, **k: None\n"
+            "c.invoke = lambda fn, args, *a: c.Outcome(result=None, args=args)"
+        ],
+        {},
+    ),
+    "patched-numpy": (
+        "wrong",
+        [
+            "np.isclose = lambda *a, **k: np.ones(1, dtype=bool)\n"
+            "np.allclose = np.array_equal = lambda *a, **k: True"
+        ],
+        {},
+    ),
+    "fake-results": (
+        {
+            "my_softmax": "class Anything(np.ndarray):\n"
+            "    def __eq__(self, other):\n        return True\n"
+            "    def __array_ufunc__(self, *a, **k):\n        return np.ones(1, dtype=bool)\n\n"
+            "def my_softmax(x):\n    return np.zeros(x.shape, x.dtype).view(Anything)\n",
+            "attend": "class Pair(tuple):\n    def __eq__(self, other):\n        return True\n\n"
+            "def attend(z, H):\n    return Pair([z, H])\n",
+        },
+        [],
+        {},
+    ),
+    "snoops": ("wrong", ["SNOOP"], {}),  # tests.support.grading.snoop, at the class's path
+    "exhausts-memory": ("right", ["hog = np.ones(2**33)  # 64 GiB"], {}),
+    "exhausts-disk": (
+        "right",
+        ["with open('big', 'wb') as f:\n    for _ in range(4096):\n        f.write(bytes(2**20))"],
+        {},
+    ),
+    "exhausts-processes": (
+        "right",
+        [
+            "import subprocess\nchildren = []\nfor _ in range(500):\n    try:\n"
+            f"        children.append(subprocess.Popen(['sleep', '{LEFT_RUNNING}']))\n"
+            "    except OSError:\n        break"
+        ],
+        {},
+    ),
+    "outlives-grading": (
+        "right",
+        [
+            "import os\nif os.fork() == 0:\n    os.setsid()\n"
+            f"    os.execvp('sleep', ['sleep', '{LEFT_RUNNING}'])"
+        ],
+        {},
+    ),
+    "kills-its-grader": (
+        "right",
+        [
+            "import os, signal\nfor pid in (os.getppid(), 1, -1):\n"
+            "    try:\n        os.kill(pid, signal.SIGKILL)\n    except OSError:\n        pass"
+        ],
+        {},
+    ),
+    "dies": ("right", ["import os\nos.abort()"], {}),
+}
+# Graded in a second run, with a short time limit.
+SLOW = {
+    "on-time": ("right", [], {}),
+    "endless-cell": ("right", ["while True:\n    pass"], {}),
+    "endless-function": (
+        {"my_softmax": "def my_softmax(x):\n    while True:\n        pass\n"},
+        [],
+        {},
+    ),
+}
+SLOW_SECONDS = 20
+
 
 @dataclass(frozen=True)
 class Graded:
-    """What the grader said of every collected notebook: student -> chapter -> scores."""
+    """What the grader said of every collected notebook, and what grading left behind."""
 
     assignments: Path  # the built assignments, one folder per chapter
     collected: Path  # the notebooks graded, collected/<student>/<chapter>.ipynb
-    table: Path  # the grader's CSV
-    scores: dict[str, dict[str, dict[str, float]]]
-    points: dict[str, dict[str, float]]  # chapter -> question -> points, as graded
-    errors: dict[tuple[str, str], str]  # (student, chapter) -> why the grader gave up
+    table: Path  # the grader's CSV of the class
+    slow_table: Path  # the CSV of the run with a short time limit
+    rows: list[dict]  # the CSV's rows, both runs
+    before: dict[str, str]  # collected file -> sha256, before grading
+    after: dict[str, str]  # and after
+    leftovers: list[str]  # command lines of processes left running by graded notebooks
+    outside_written: bool  # did a notebook write a file outside its sandbox?
+
+    def of(self, student: str, chapter: str) -> list[dict]:
+        return [
+            row
+            for row in self.rows
+            if Path(row["notebook"]).parent.name == student
+            and Path(row["notebook"]).stem == chapter
+        ]
+
+    def scores(self, student: str, chapter: str) -> dict[str, float]:
+        return {row["question"]: float(row["score"]) for row in self.of(student, chapter)}
 
 
 def exercises(chapter: str) -> list[CodingExercise]:
@@ -117,9 +287,18 @@ def wrong_at(student: str, position: int) -> bool:
     return student in WRONG_WHERE and position % 2 == WRONG_WHERE[student]
 
 
-def with_answers(notebook: Path, answers: dict[str, str], to: Path) -> None:
+def with_answers(
+    notebook: Path,
+    answers: dict[str, str],
+    to: Path,
+    extra: list[str] = (),
+    changes: dict | None = None,
+) -> None:
     """A copy of the student ``notebook`` whose answer cells hold ``answers`` (function name ->
-    code defining it); the cell keeps its imports and its call to the check."""
+    code defining it; the cell keeps its imports and its call to the check), then the ``extra``
+    code cells, with ``changes``: another assignment or kernel named in the metadata, or the
+    cells that call the checks (the chapter's and Otter's) dropped."""
+    changes = changes or {}
     nb = nbformat.read(notebook, as_version=4)
     for cell in nb.cells:
         for function, code in answers.items():
@@ -128,6 +307,17 @@ def with_answers(notebook: Path, answers: dict[str, str], to: Path) -> None:
                     line for line in cell.source.splitlines() if line.startswith(("from", "check_"))
                 ]
                 cell.source = "\n".join([kept[0], code, *kept[1:]])
+    if changes.get("drop checks"):
+        for cell in nb.cells:
+            cell.source = "\n".join(
+                line for line in cell.source.splitlines() if not line.startswith("check_")
+            )
+        nb.cells = [cell for cell in nb.cells if "grader.check(" not in cell.source]
+    nb.cells += [nbformat.v4.new_code_cell(source) for source in extra]
+    if "assignment" in changes:
+        nb.metadata["otter"]["assignment_name"] = changes["assignment"]
+    if "kernel" in changes:
+        nb.metadata["kernelspec"] = {"name": changes["kernel"], "display_name": "Julia"}
     to.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, to)
 
@@ -151,10 +341,66 @@ def collect(chapter: str, built: Path, collected: Path) -> None:
         with_answers(student / f"{chapter}.ipynb", answers, collected / name / f"{chapter}.ipynb")
 
 
+def collect_class(students: dict, built: Path, collected: Path) -> None:
+    """Chapter 1's notebook from each of ``students`` (see :data:`CLASS`)."""
+    chapter = "attention"
+    handed_out = built / chapter / "student" / f"{chapter}.ipynb"
+    questions = {exercise.function: exercise for exercise in exercises(chapter)}
+    for student, (answers, extra, changes) in students.items():
+        if isinstance(answers, str):
+            answers = dict.fromkeys(questions, answers)
+        code = {}
+        for function, exercise in questions.items():
+            answer = answers.get(function, "right")
+            code[function] = {
+                "right": exercise.solution,
+                "wrong": WRONG_ANSWERS[exercise.label],
+                "right-renamed": exercise.solution.replace(function, function + "_v2"),
+            }.get(answer, answer)
+        classmate = collected / REFERENCE / f"{chapter}.ipynb"
+        extra = [snoop(classmate) if cell == "SNOOP" else cell for cell in extra]
+        with_answers(handed_out, code, collected / student / f"{chapter}.ipynb", extra, changes)
+    if "copy" in students:  # the copy is the reference's file, byte for byte
+        reference = collected / REFERENCE / f"{chapter}.ipynb"
+        (collected / "copy" / f"{chapter}.ipynb").write_bytes(reference.read_bytes())
+
+
+def collect_odd_files(collected: Path) -> None:
+    """A file that is no notebook, and a notebook of no assignment."""
+    (collected / "corrupt").mkdir(parents=True)
+    (collected / "corrupt" / "attention.ipynb").write_bytes(b'{"cells": [ this is not JSON')
+    plain = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('my notes')")])
+    (collected / "not-an-assignment").mkdir(parents=True)
+    nbformat.write(plain, collected / "not-an-assignment" / "attention.ipynb")
+
+
+def hashes(folder: Path) -> dict[str, str]:
+    return {
+        str(path): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def processes_left() -> list[str]:
+    """The command lines on this machine that a graded notebook started."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            line = (Path("/proc") / pid / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if f"sleep {LEFT_RUNNING}" in line:
+            found.append(line)
+    return found
+
+
 def build_and_grade(chapters: list[str], folder: Path) -> Graded:
-    """Build ``chapters``' assignments, collect the students' notebooks and grade them all, with
+    """Build ``chapters``' assignments, collect the class's notebooks and grade them all, with
     the commands an instructor runs."""
-    built, collected, table = folder / "assignments", folder / "collected", folder / "grades.csv"
+    built, collected = folder / "assignments", folder / "collected"
+    slow, table, slow_table = folder / "slow", folder / "grades.csv", folder / "slow-grades.csv"
+    OUTSIDE.unlink(missing_ok=True)
     # At low priority: the grading has the whole session to finish (its tests run last) and
     # should not slow the book's build, which the browser tests wait for.
     python = ["nice", "-n", "10", sys.executable, "-m"]
@@ -163,21 +409,28 @@ def build_and_grade(chapters: list[str], folder: Path) -> Graded:
         subprocess.run([*python, "assignments.build", "--out", built, *chapters], **run)
         for chapter in chapters:
             collect(chapter, built / chapter, collected)
-        subprocess.run(
-            [*python, "assignments.grade", collected, "--assignments", built, "--out", table], **run
-        )
+        collect_class(CLASS, built, collected)
+        collect_odd_files(collected)
+        collect_class(SLOW, built, slow)
+        before = hashes(collected)
+        grade = [*python, "assignments.grade", "--seed", "1", "--fresh"]
+        subprocess.run([*grade, collected, "--out", table], **run)
+        subprocess.run([*grade, slow, "--out", slow_table, "--timeout", str(SLOW_SECONDS)], **run)
     except subprocess.CalledProcessError as error:
         message = f"{error.cmd} failed:\n{error.stdout[-3000:]}{error.stderr[-3000:]}"
         raise AssertionError(message) from error
-    scores, points, errors = {}, {}, {}
-    with table.open(encoding="utf-8") as file:
-        for row in csv.DictReader(file):
-            notebook = Path(row["notebook"])
-            student, chapter = notebook.parent.name, notebook.stem
-            scores.setdefault(student, {}).setdefault(chapter, {})[row["question"]] = float(
-                row["score"]
-            )
-            points.setdefault(chapter, {})[row["question"]] = float(row["points"])
-            if row["error"]:
-                errors[student, chapter] = row["error"]
-    return Graded(built, collected, table, scores, points, errors)
+    rows = []
+    for path in (table, slow_table):
+        with path.open(encoding="utf-8") as file:
+            rows += list(csv.DictReader(file))
+    return Graded(
+        built,
+        collected,
+        table,
+        slow_table,
+        rows,
+        before,
+        hashes(collected),
+        processes_left(),
+        OUTSIDE.exists(),
+    )

@@ -1,0 +1,226 @@
+"""The grader's parts that run no notebook: the wire between its two processes, and how it tells
+what a collected file is. (A whole class graded in sandboxes: tests/test_assignments.py.)"""
+
+import json
+import os
+
+import nbformat
+import numpy as np
+import pytest
+
+from assignments import sandbox, wire
+from assignments.grade import (
+    COLUMNS,
+    Submission,
+    answers_code,
+    assignments,
+    grade,
+    identify,
+    read_csv,
+)
+
+# --- the wire ---------------------------------------------------------------------------------
+
+
+def round_trip(value):
+    read_fd, write_fd = os.pipe()
+    try:
+        wire.send(write_fd, {"value": value})
+        os.close(write_fd)
+        return wire.receive(wire.reader(read_fd))["value"]
+    finally:
+        os.close(read_fd)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, True, 3, -(2**70), 0.1, "τ", (1, [2.5, "x"]), [(), []]],
+    ids=repr,
+)
+def test_plain_values_cross_as_they_are(value):
+    assert round_trip(value) == value and type(round_trip(value)) is type(value)
+
+
+def test_floats_cross_bit_for_bit_nan_and_infinities_included():
+    back = round_trip((float("nan"), float("inf"), -0.0, 1e-310))
+    assert np.isnan(back[0]) and back[1] == float("inf") and str(back[2]) == "-0.0"
+    assert back[3] == 1e-310
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.arange(6, dtype=np.float32).reshape(2, 3),
+        np.array([[True, False]]),
+        np.zeros((0, 3)),
+        np.array(2.5),
+        np.arange(4, dtype=np.uint8),
+        np.asfortranarray(np.ones((2, 3))),
+        np.arange(12.0).reshape(3, 4).T,
+    ],
+)
+def test_arrays_cross_with_their_dtype_shape_and_values(array):
+    back = round_trip(array)
+    assert type(back) is np.ndarray and back.dtype == array.dtype and back.shape == array.shape
+    assert np.array_equal(back, array)
+    assert back.flags.writeable
+
+
+def test_numpy_scalars_tensors_and_torch_dtypes_cross():
+    torch = pytest.importorskip("torch")
+    scalar = round_trip(np.float32(1.5))
+    assert type(scalar) is np.float32 and scalar == 1.5
+    tensor = round_trip(torch.arange(6, dtype=torch.float64).reshape(2, 3).T)
+    assert type(tensor) is torch.Tensor and tensor.dtype == torch.float64
+    assert torch.equal(tensor, torch.arange(6.0, dtype=torch.float64).reshape(2, 3).T)
+    assert round_trip(torch.float32) is torch.float32
+
+
+def test_anything_else_crosses_as_the_name_of_its_type_only():
+    class Sneaky(np.ndarray):
+        def __eq__(self, other):
+            return True
+
+    back = round_trip((Sneaky((2,)), {"a": 1}, np.array([object()])))
+    assert [type(v).__name__ for v in back] == ["Sneaky", "dict", "ndarray"]
+    assert all(isinstance(v, wire.Opaque) for v in back)
+    assert not isinstance(back[0], np.ndarray)
+
+
+def frame(header: bytes, buffers: list[bytes]) -> bytes:
+    parts = [len(header).to_bytes(8, "little"), header, len(buffers).to_bytes(8, "little")]
+    for buffer in buffers:
+        parts += [len(buffer).to_bytes(8, "little"), buffer]
+    return b"".join(parts)
+
+
+@pytest.mark.parametrize(
+    "data, problem",
+    [
+        (frame(b"not json", []), "not JSON"),
+        (frame(b"[1, 2]", []), "not a mapping"),
+        (
+            frame(
+                json.dumps({"v": {"ndarray": "float64", "shape": [3], "at": 0}}).encode(),
+                [b"\0" * 16],
+            ),
+            r"cannot hold an array of shape \[3\]",
+        ),
+        (
+            frame(
+                json.dumps({"v": {"ndarray": "object", "shape": [1], "at": 0}}).encode(),
+                [b"\0" * 8],
+            ),
+            "no array of dtype 'object'",
+        ),
+        (
+            frame(json.dumps({"v": {"ndarray": "float64", "shape": [1], "at": 3}}).encode(), []),
+            "bytes are missing",
+        ),
+        (frame(json.dumps({"v": {"eval": "os.system('x')"}}).encode(), []), "not a value"),
+        ((wire.MAX_BYTES + 1).to_bytes(8, "little"), "larger than"),
+    ],
+)
+def test_a_message_the_protocol_never_sends_is_refused(data, problem):
+    view = memoryview(data)
+
+    def read(n):
+        nonlocal view
+        part, view = bytes(view[:n]), view[n:]
+        if len(part) < n:
+            raise EOFError
+        return part
+
+    with pytest.raises(wire.WireError, match=problem):
+        wire.receive(read)
+
+
+def test_the_name_of_an_opaque_type_is_only_ever_a_name():
+    assert type(wire.decode({"opaque": "x); import os; ("}, [])).__name__ == "object"
+
+
+# --- what a collected file is ----------------------------------------------------------------
+
+
+def notebook_bytes(*cells: str, assignment: str | None = None) -> bytes:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    if assignment:
+        nb.metadata["otter"] = {"assignment_name": assignment}
+    return nbformat.writes(nb).encode()
+
+
+def submission(data: bytes, tmp_path) -> Submission:
+    path = tmp_path / "s.ipynb"
+    path.write_bytes(data)
+    found = Submission.read(path)
+    found.parse()
+    return found
+
+
+@pytest.mark.parametrize(
+    "data, problem",
+    [
+        (b"\xff\xfe", "not valid JSON"),
+        (b'{"cells": [', "not valid JSON"),
+        (b"[]", "no list of cells"),
+        (b'{"cells": {}}', "no list of cells"),
+    ],
+)
+def test_a_file_that_is_no_notebook_says_why(tmp_path, data, problem):
+    path = tmp_path / "s.ipynb"
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match=problem):
+        Submission.read(path).parse()
+
+
+def test_a_notebook_is_the_assignment_whose_functions_its_cells_define(tmp_path):
+    known = assignments()
+    mine = submission(
+        notebook_bytes(
+            "%matplotlib inline\nimport numpy as np",
+            "def my_softmax(x):\n    return x",
+            "attend = lambda z, H: (z, H)",
+            assignment="self-attention",
+        ),
+        tmp_path,
+    )
+    assignment, note = identify(mine, known)
+    assert assignment.name == "attention"
+    assert "metadata names the assignment 'self-attention'" in note
+    assert "graded as 'attention'" in note
+    plain = submission(notebook_bytes("print(1)", assignment="attention"), tmp_path)
+    with pytest.raises(ValueError, match=r"not an assignment.*metadata names 'attention'"):
+        identify(plain, known)
+
+
+def test_answers_left_as_stubs_are_no_answers(tmp_path):
+    known = assignments()
+    stub = 'def my_softmax(x):\n    raise NotImplementedError("replace this line with your code")'
+    untouched = submission(notebook_bytes(stub), tmp_path)
+    assert answers_code(untouched, known["attention"]) is None
+    answered = submission(notebook_bytes("def my_softmax(x):\n    return x  # mine"), tmp_path)
+    assert answers_code(answered, known["attention"]) is not None
+
+
+def test_every_chapter_with_exercises_is_an_assignment_with_its_questions():
+    known = assignments()
+    assert "attention" in known and len(known) == 7
+    softmax = known["attention"].questions[0]
+    assert (softmax.function, softmax.check, softmax.points) == ("my_softmax", "check_softmax", 2)
+    functions = [f for a in known.values() for f in a.functions]
+    assert len(functions) == len(set(functions))  # a notebook's functions name its chapter
+
+
+def test_without_bubblewrap_the_grader_refuses_and_says_how_to_get_it(monkeypatch, tmp_path):
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    with pytest.raises(sandbox.SandboxUnavailable, match="apt install bubblewrap"):
+        grade([tmp_path], tmp_path / "grades.csv")
+
+
+def test_a_csv_of_another_format_is_not_resumed(tmp_path):
+    other = tmp_path / "grades.csv"
+    other.write_text("notebook,score\nx,1\n")
+    assert read_csv(other) == []
+    assert read_csv(tmp_path / "missing.csv") == []
+    other.write_text(",".join(COLUMNS) + "\nx,a,q,not-a-number,2,graded,m,,h,1\n")
+    assert read_csv(other) == []
