@@ -239,9 +239,17 @@ def grade_notebook(
     seed: int,
     slot: int,
 ) -> list[Row]:
-    """Run the notebook in its sandbox and judge each question with its chapter's check."""
-    rows, process = [], None
-    base = dict(notebook=str(submission.path), assignment=assignment.name)
+    """Run the notebook in its sandbox and judge each question with its chapter's check. A
+    question whose check ends the process (it died, or ran out of time) starts a new one."""
+
+    def row(question: Question, status: str, message: str, passed: bool = False) -> Row:
+        score = question.points if passed else 0
+        return Row(
+            str(submission.path), assignment.name, question.label, score, question.points,
+            status, note + message,
+        )  # fmt: skip
+
+    rows, process, ready = [], None, {}
     try:
         for question in assignment.questions:
             if process is None or process.stopped_because is not None:
@@ -249,62 +257,28 @@ def grade_notebook(
                 try:
                     ready = process.wait_ready()
                 except ProcessEnded as ended:
-                    status = TIME_LIMIT if str(ended).startswith("time limit") else KERNEL_DIED
-                    rows += [
-                        Row(
-                            **base,
-                            question=q.label,
-                            score=0,
-                            points=q.points,
-                            status=status,
-                            message=note + str(ended),
-                        )
-                        for q in assignment.questions[len(rows) :]
-                    ]
-                    return rows
+                    left = assignment.questions[len(rows) :]
+                    return rows + [row(q, _status(str(ended)), str(ended)) for q in left]
             if question.function not in ready.get("functions", ()):
-                rows.append(
-                    Row(
-                        **base,
-                        question=question.label,
-                        score=0,
-                        points=question.points,
-                        status=GRADED,
-                        message=note + _missing(question, ready),
-                    )
-                )
+                rows.append(row(question, GRADED, _missing(question, ready)))
                 continue
             deadline = time.monotonic() + limits.seconds
             student = StudentFunction(process, question.function, deadline)
             result = assignment.check_of(question)(student, seed=seed)
-            if process.stopped_because is not None:
-                ended = process.stopped_because
-                status = TIME_LIMIT if ended.startswith("time limit") else KERNEL_DIED
-                rows.append(
-                    Row(
-                        **base,
-                        question=question.label,
-                        score=0,
-                        points=question.points,
-                        status=status,
-                        message=f"{note}{ended}",
-                    )
-                )
-                continue
-            rows.append(
-                Row(
-                    **base,
-                    question=question.label,
-                    score=question.points if result.passed else 0,
-                    points=question.points,
-                    status=GRADED,
-                    message=note + result.message,
-                )
-            )
+            ended = process.stopped_because
+            if ended is not None:
+                rows.append(row(question, _status(ended), ended))
+            else:
+                rows.append(row(question, GRADED, result.message, result.passed))
     finally:
         if process is not None:
             process.stop()
     return rows
+
+
+def _status(ended: str) -> str:
+    """The status of a question whose process the grader stopped (``ended`` says why)."""
+    return TIME_LIMIT if ended.startswith("time limit") else KERNEL_DIED
 
 
 def _missing(question: Question, ready: dict) -> str:

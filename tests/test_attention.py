@@ -8,6 +8,13 @@ from hypothesis.extra import numpy as hnp
 
 from attnkit.core import attention, softmax, softmax_matrix_form
 from attnkit.exercises.attention import check_single_query_attention, check_softmax
+from tests.support.answers.attention import (
+    attend_by_hand,
+    attend_reference,
+    softmax_log_sum_exp,
+    softmax_row_by_row,
+    softmax_whole_array,
+)
 
 FLOATS = st.sampled_from([np.float32, np.float64])
 
@@ -228,20 +235,6 @@ def softmax_reference(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def softmax_log_sum_exp(x):
-    top = x.max(axis=-1, keepdims=True)
-    return np.exp(x - top - np.log(np.exp(x - top).sum(axis=-1, keepdims=True)))
-
-
-def softmax_row_by_row(x):
-    rows = np.atleast_2d(x)
-    out = np.empty_like(rows)
-    for i, row in enumerate(rows):
-        e = np.exp(row - row.max())
-        out[i] = e / e.sum()
-    return out.reshape(x.shape)
-
-
 def softmax_naive(x):
     return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
 
@@ -258,11 +251,6 @@ def softmax_shifted_by(shift):
 
 def softmax_over_columns(x):
     return softmax_reference(x.T).T
-
-
-def softmax_whole_array(x):
-    e = np.exp(x - x.max())
-    return e / e.sum()
 
 
 def softmax_no_normalisation(x):
@@ -353,18 +341,6 @@ def test_check_softmax_rejects_typical_mistakes(wrong, advice):
 
 
 # --- check_single_query_attention ---------------------------------------------
-
-
-def attend_reference(z, H):
-    a = softmax(H @ z)
-    return a @ H, a
-
-
-def attend_by_hand(z, H):
-    scores = H @ z
-    e = np.exp(scores - scores.max())
-    a = e / e.sum()
-    return (a[:, None] * H).sum(axis=0), a
 
 
 def naive_softmax(s):

@@ -15,6 +15,7 @@ from attnkit.core import (
 )
 from attnkit.exercises.positional_encoding import check_positional_encoding
 from attnkit.modules import SinusoidalPositionalEncoding
+from tests.support.answers.positional_encoding import pe_article_style, pe_blocks, pe_loops, pe_with
 
 PE = sinusoidal_positional_encoding
 
@@ -254,41 +255,6 @@ def pe_reference(n, d):
     pair = np.arange(d) // 2
     angles = np.arange(n)[:, None] / 10000 ** (2 * pair / d)
     return np.where(np.arange(d) % 2 == 0, np.sin(angles), np.cos(angles))
-
-
-def pe_loops(n, d):
-    out = np.zeros((n, d))
-    for p in range(n):
-        for i in range(0, d, 2):
-            out[p, i] = math.sin(p / 10000 ** (i / d))
-            if i + 1 < d:
-                out[p, i + 1] = math.cos(p / 10000 ** (i / d))
-    return out
-
-
-def pe_with(*, base=10000.0, exponent=lambda j, d: 2 * (j // 2) / d, first=0, swap=False):
-    def fn(n, d):
-        j = np.arange(d)
-        angles = np.arange(first, first + n)[:, None] / base ** exponent(j, d)
-        sine = (j % 2 == 1) if swap else (j % 2 == 0)
-        return np.where(sine, np.sin(angles), np.cos(angles))
-
-    return fn
-
-
-def pe_article_style(n, d):
-    """One frequency per even column for BOTH slices: breaks for odd d."""
-    out = np.zeros((n, d))
-    freq = np.exp(np.arange(0, d, 2) * (-math.log(10000.0) / d))
-    out[:, 0::2] = np.sin(np.arange(n)[:, None] * freq)
-    out[:, 1::2] = np.cos(np.arange(n)[:, None] * freq)
-    return out
-
-
-def pe_blocks(n, d):
-    freq = 10000.0 ** (-2 * np.arange((d + 1) // 2) / d)
-    angles = np.arange(n)[:, None] * freq
-    return np.concatenate([np.sin(angles), np.cos(angles[:, : d // 2])], axis=1)
 
 
 def pe_odd_last_cos(n, d):

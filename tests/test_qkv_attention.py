@@ -1,7 +1,5 @@
 """Chapter 3's helpers: scaled dot-product attention in NumPy and PyTorch, against torch's own."""
 
-import math
-
 import numpy as np
 import pytest
 import torch
@@ -12,6 +10,13 @@ from hypothesis import strategies as st
 from attnkit.core import attention, causal_mask, scaled_dot_product_attention, softmax
 from attnkit.exercises.qkv_attention import check_mask_forms, check_scaled_dot_product_attention
 from attnkit.modules import QKVAttention, ScaledDotProductAttention
+from tests.support.answers.qkv_attention import (
+    mask_forms_by_log,
+    mask_forms_by_where,
+    sdpa_by_hand,
+    sdpa_in_torch,
+    with_additive,
+)
 
 # --- NumPy: scaled dot-product attention ---------------------------------------------
 
@@ -203,19 +208,6 @@ def sdpa_reference(Q, K, V):
     return weights @ V, weights
 
 
-def sdpa_by_hand(Q, K, V):
-    scores = Q @ K.T / math.sqrt(Q.shape[1])
-    e = np.exp(scores - scores.max(axis=1, keepdims=True))
-    weights = e / e.sum(axis=1, keepdims=True)
-    return weights @ V, weights
-
-
-def sdpa_in_torch(Q, K, V):
-    q, k, v = (torch.from_numpy(a) for a in (Q, K, V))
-    weights = torch.softmax(q @ k.T / K.shape[-1] ** 0.5, dim=-1)
-    return (weights @ v).numpy(), weights.numpy()
-
-
 def sdpa_by_the_module(Q, K, V):
     out, weights = ScaledDotProductAttention()(*(torch.from_numpy(a) for a in (Q, K, V)))
     return out.numpy(), weights.numpy()
@@ -316,15 +308,6 @@ def mask_forms_reference(keep, dtype):
     return masked_out, torch.zeros(keep.shape, dtype=dtype).masked_fill(masked_out, float("-inf"))
 
 
-def mask_forms_by_where(keep, dtype):
-    minus_inf = torch.tensor(float("-inf"), dtype=dtype)
-    return keep.logical_not(), torch.where(keep, torch.tensor(0.0, dtype=dtype), minus_inf)
-
-
-def mask_forms_by_log(keep, dtype):
-    return keep == 0, torch.log(keep.to(dtype))  # log 1 = 0, log 0 = -inf
-
-
 @pytest.mark.parametrize("fn", [mask_forms_reference, mask_forms_by_where, mask_forms_by_log])
 def test_check_mask_forms_accepts_correct_answers(fn):
     result = check_mask_forms(fn)
@@ -347,11 +330,6 @@ def test_the_forms_of_one_mask_agree_in_pytorch(shape):
     assert torch.allclose(by_keep, by_additive, atol=1e-6)
     assert torch.equal(by_keep, by_masked_out)
     assert torch.equal(additive != float("-inf"), keep)  # and back again
-
-
-def with_additive(additive):
-    """A mask_forms whose masked_out is right and whose additive is ``additive(keep, dtype)``."""
-    return lambda keep, dtype: (~keep, additive(keep, dtype))
 
 
 def keep_not_negated(keep, dtype):

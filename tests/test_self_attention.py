@@ -21,6 +21,12 @@ from attnkit.exercises.self_attention import (
     check_masked_self_attention,
     check_padding_mask,
 )
+from tests.support.answers.self_attention import (
+    causal_reference,
+    masked_by_multiplying_the_overall_maximum,
+    padding_mask_by_loops,
+    padding_mask_reference,
+)
 
 
 def token_matrices(min_n=1, max_n=6, d=3):
@@ -268,10 +274,6 @@ def test_a_causal_mask_breaks_permutation_equivariance():
 # --- exercise checks ------------------------------------------------------------
 
 
-def causal_reference(n):
-    return np.tril(np.ones((n, n), dtype=bool))
-
-
 @pytest.mark.parametrize(
     "fn",
     [
@@ -345,13 +347,6 @@ def masked_by_multiplying_allowed_maximum(X, mask):
     scores = X @ X.T
     top = np.where(mask, scores, -np.inf).max(axis=-1, keepdims=True)
     e = np.exp(np.where(mask, scores - top, -np.inf))
-    weights = e / e.sum(axis=-1, keepdims=True)
-    return weights @ X, weights
-
-
-def masked_by_multiplying_overall_maximum(X, mask):
-    scores = X @ X.T
-    e = np.exp(scores - scores.max(axis=-1, keepdims=True)) * mask
     weights = e / e.sum(axis=-1, keepdims=True)
     return weights @ X, weights
 
@@ -435,7 +430,7 @@ def test_check_masked_self_attention_accepts_correct_answers_in_float32_and_floa
             ),
             "np.exp(1000) overflows",
         ),
-        (masked_by_multiplying_overall_maximum, "largest score the row may attend to"),
+        (masked_by_multiplying_the_overall_maximum, "largest score the row may attend to"),
         (
             lambda X, m: masked_self_attention_reference(X.astype(float), m),
             "for float32 inputs you returned the weights in float64",
@@ -448,23 +443,6 @@ def test_check_masked_self_attention_rejects_typical_mistakes(wrong, advice):
         result = check_masked_self_attention(wrong)
     assert not result
     assert advice in result.message, result.message
-
-
-def padding_mask_reference(lengths, n, left=False):
-    positions = np.arange(n)
-    column = lengths[:, None]
-    real = positions >= n - column if left else positions < column
-    return real[:, None, :]
-
-
-def padding_mask_by_loops(lengths, n, left=False):
-    mask = np.zeros((len(lengths), 1, n), dtype=bool)
-    for s, length in enumerate(lengths):
-        if left:
-            mask[s, 0, n - length :] = True
-        else:
-            mask[s, 0, :length] = True
-    return mask
 
 
 def right_padded(lengths, n, left=False):

@@ -14,6 +14,7 @@ from attnkit.reversal import (
     reverse,
     train,
 )
+from tests.support.answers.tiny_transformer import diagonal_mass_reference
 
 LENGTH, VOCAB = 8, 10
 
@@ -99,12 +100,6 @@ def test_anti_diagonal_mass_and_progress_bar():
         anti_diagonal_mass(torch.full((1, 2, n, n), 1 / n)), torch.full((2,), 1 / n)
     )
     assert progress_bar(0.5, width=10) == "[#####.....]  50%"
-
-
-def diagonal_mass_reference(weights, offset):
-    n = weights.shape[-1]
-    rows = torch.arange(max(0, -offset), min(n, n - offset))
-    return weights[..., rows, rows + offset].mean(dim=(0, -1))
 
 
 def rows_in_int8(weights, offset):
