@@ -37,6 +37,7 @@ from assignments import wire
 ROOT = Path(__file__).resolve().parent.parent
 INSIDE = "/submission"  # the notebook's folder inside the sandbox
 NOTEBOOK = f"{INSIDE}/submission.ipynb"
+MOUNTED = {"/tmp", INSIDE}  # writable folders of the sandbox's own: never made read-only
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,10 @@ def _read_only(paths: list[str]) -> list[str]:
     arguments, made = [], set()
     for path in paths:
         for folder in list(reversed(Path(path).parents))[1:]:
-            if str(folder) not in made and str(folder).split("/")[1] not in {"usr", "etc"}:
+            if str(folder) not in made | MOUNTED and str(folder).split("/")[1] not in {
+                "usr",
+                "etc",
+            }:
                 arguments += ["--perms", "0755", "--dir", str(folder)]
                 made.add(str(folder))
         arguments += ["--ro-bind", path, path]
@@ -163,12 +167,13 @@ class NotebookProcess:
             *namespaces,
             "--die-with-parent",
             "--new-session",
-            *_system(),
-            *_read_only(_read_only_paths()),
-            "--proc", "/proc",
-            "--dev", "/dev",
+            # the writable folders first: the read-only binds may lie below one (a clone in /tmp)
             "--perms", "1777", "--size", str(limits.disk_bytes), "--tmpfs", "/tmp",
             "--perms", "1777", "--size", str(limits.disk_bytes), "--tmpfs", INSIDE,
+            "--proc", "/proc",
+            "--dev", "/dev",
+            *_system(),
+            *_read_only(_read_only_paths()),
             "--ro-bind", str(copy), NOTEBOOK,
             "--chdir", INSIDE,
             "--clearenv",
@@ -258,11 +263,11 @@ class NotebookProcess:
             except ProcessLookupError:
                 pass
         self._process.wait()
+        # Each end closed once: a number closed twice may by then be another sandbox's pipe.
         for fd in (self._to_child, self._from_child):
-            try:
+            if fd >= 0:
                 os.close(fd)
-            except OSError:
-                pass
+        self._to_child = self._from_child = -1
         self._folder.cleanup()
 
     def __enter__(self):
