@@ -151,11 +151,11 @@ FAIR = {
     "kills-its-grader": (FULL, GRADED, ""),
     "dies": (NONE, "kernel died", "killed by SIGABRT while running the notebook"),
     "on-time": (FULL, GRADED, ""),
-    "endless-cell": (NONE, "time limit", "time limit: 20 s passed while running the notebook"),
+    "endless-cell": (NONE, "time limit", "time limit: 30 s passed while running the notebook"),
     "endless-function": (
         {SOFTMAX: 0.0, SINGLE: 2.0},
         None,
-        "time limit: 20 s passed while calling my_softmax",
+        "time limit: 30 s passed while calling my_softmax",
     ),
 }
 

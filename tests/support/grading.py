@@ -250,7 +250,7 @@ SLOW = {
         {},
     ),
 }
-SLOW_SECONDS = 20
+SLOW_SECONDS = 30
 
 
 @dataclass(frozen=True)
