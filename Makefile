@@ -1,7 +1,9 @@
 # The two set-up commands of the README, and a few conveniences.
 #   make book   create .venv from requirements.txt and node_modules from package-lock.json
 #               (once each) and build the book into _build/html
-#   make test   create .venv (once) and run every test (pytest)
+#   make test   create .venv (once) and run every test (pytest): both wings
+#   make test-fast   the library wing alone (tests/library): attnkit, the checks, the grader's
+#               parts; builds nothing, about a minute: run it after every change
 #   make student   the student edition, without solutions, into _build/student
 #   make assignments   an Otter-Grader assignment per chapter into _build/assignments
 #   make grade SUBMISSIONS=folder   grade the collected notebooks in folder into grades.csv
@@ -16,16 +18,29 @@ OUT ?= .
 CACHE ?= $(OUT)/_build/.jupyter_cache
 BUILD := $(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
 
-.PHONY: book test test-accessibility student assignments grade lab clean lock lint format
+.PHONY: book page test test-fast test-accessibility student assignments grade lab clean lock lint format
 
 # The pinned environment, the helper library attnkit (editable: a change to it is live), and
 # JupyterLab set to open the chapters' Markdown as notebooks, as on Binder (binder/postBuild).
-# pip byte-compiles what it installs: where PYTHONDONTWRITEBYTECODE is set (as on CI machines)
-# Python never caches its own compilation, and every process would compile torch anew.
+# uv installs the lock in a minute where pip took two and a half. It reads none of pip's
+# settings, so those that say where PyTorch's CPU build is are passed on (UV_FROM_PIP): the
+# folders of wheels (PIP_FIND_LINKS, or pip's configuration) and the extra indexes
+# (PIP_EXTRA_INDEX_URL, as the publish workflow sets), each version taken from whichever index
+# has it, as pip does. It byte-compiles what it installs: where PYTHONDONTWRITEBYTECODE is set
+# (as on CI machines) Python never caches its own compilation, and every process would compile
+# torch anew.
+UV := uv==0.13.9
+UV_FROM_PIP = \
+  $$(for link in $${PIP_FIND_LINKS:-$$($(BIN)/python -m pip config get global.find-links 2>/dev/null)}; \
+     do printf -- '--find-links %s ' "$$link"; done) \
+  $$(for index in $${PIP_EXTRA_INDEX_URL:-}; do printf -- '--extra-index-url %s ' "$$index"; done) \
+  --index-strategy unsafe-best-match
 $(VENV)/installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -r requirements.txt
-	$(BIN)/python -m pip install --quiet --no-deps --editable .
+	$(BIN)/python -m pip install --quiet $(UV)
+	$(BIN)/uv pip install --python $(BIN)/python --quiet --compile-bytecode $(UV_FROM_PIP) \
+	  -r requirements.txt
+	$(BIN)/uv pip install --python $(BIN)/python --quiet --no-deps --editable .
 	JUPYTER_CONFIG_DIR=$(VENV)/etc/jupyter $(BIN)/jupytext-config set-default-viewer
 	touch $@
 
@@ -37,8 +52,20 @@ book: $(VENV)/installed node_modules/.package-lock.json
 	BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BUILD) --path-output $(OUT)
 	@echo "The book is in $(OUT)/_build/html: open $(OUT)/_build/html/index.html"
 
+# One page alone, with the book's configuration and execution cache, into
+# $(OUT)/_build/_page/<name>/html: a quick look at a chapter being written (its links to other
+# pages stay unresolved). make page PAGE=chapters/attention.md
+page: $(VENV)/installed node_modules/.package-lock.json
+	@test -n "$(PAGE)" || { echo "usage: make page PAGE=chapters/<slug>.md"; exit 2; }
+	BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BIN)/jupyter-book build $(PAGE) --config _config.yml --path-output $(OUT)
+
 test: $(VENV)/installed
 	$(BIN)/python -m pytest
+
+# On every core (pytest-xdist): the library wing's tests share no state. One thread per worker
+# for PyTorch and BLAS: their thread pools on top of the workers' would fight for the cores.
+test-fast: $(VENV)/installed node_modules/.package-lock.json
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest tests/library -n auto
 
 # The student edition: the same book with every solution removed (not hidden) from every file,
 # built in $(OUT)/_build/.student and copied to $(OUT)/_build/student.
@@ -64,11 +91,11 @@ grade: $(VENV)/installed
 
 # Every page with axe-core at both widths in both modes (make test: on a phone, dark mode).
 test-accessibility: $(VENV)/installed
-	BOOK_READ_EVERY_WAY=1 $(BIN)/python -m pytest tests/test_accessibility.py
+	BOOK_READ_EVERY_WAY=1 $(BIN)/python -m pytest tests/book/test_accessibility.py
 
 # ruff, as configured in pyproject.toml: the Python files and the chapters' code cells.
 lint: $(VENV)/installed
-	$(BIN)/python -m pytest tests/test_lint.py
+	$(BIN)/python -m pytest tests/library/test_lint.py
 
 format: $(VENV)/installed
 	$(BIN)/ruff format .

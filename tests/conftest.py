@@ -65,9 +65,10 @@ def built_student_edition(background):
 
 
 @pytest.fixture(scope="session")
-def built_book_without_repository(background):
-    """The book built where no repository URL can be found: no variable, no git checkout."""
-    return background.other_folder / "_build" / "html", background.no_repository.result()
+def built_pages_with_and_without_repository(background):
+    """Chapter 1's page built alone with the made-up repository URL, and where none can be found
+    (no variable, no git checkout): {"with": (html folder, log), "without": (...)}."""
+    return background.pages.result()
 
 
 @pytest.fixture(scope="session")

@@ -11,18 +11,20 @@ import json
 import subprocess
 import sys
 import time
-import venv
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from assignments.build import chapters_with_exercises
 from tests.support.book import REPOSITORY_URL, ROOT, build
 from tests.support.browser import CHROMIUM
-from tests.support.grading import build_and_grade
 
 # The fixtures that wait for background work: tests that use one run after all the others.
 BUILD_FIXTURES = frozenset(
-    {"built_book", "built_student_edition", "built_book_without_repository", "page_readings"}
+    {
+        "built_book",
+        "built_student_edition",
+        "built_pages_with_and_without_repository",
+        "page_readings",
+    }
 )
 BACKGROUND_FIXTURES = BUILD_FIXTURES | {"python_without_attnkit", "graded_assignments"}
 
@@ -30,10 +32,36 @@ BACKGROUND_FIXTURES = BUILD_FIXTURES | {"python_without_attnkit", "graded_assign
 def make_python_without_attnkit(folder: Path) -> Path:
     """A new virtual environment with Jupyter's kernel and nothing of the book, like a student's
     own Jupyter: a downloaded notebook's set-up cell must bring the rest. Returns its python."""
-    venv.create(folder, with_pip=True)
+    uv = Path(sys.executable).with_name("uv")  # the book's environment has it (Makefile)
+    subprocess.run(
+        [uv, "venv", "--quiet", "--seed", "--python", sys.executable, folder], check=True
+    )
     python = folder / "bin" / "python"
-    subprocess.run([python, "-m", "pip", "install", "--quiet", "ipykernel", "nbclient"], check=True)
+    # pip comes with it (--seed): the notebooks' set-up cell installs with pip, as students' do
+    subprocess.run(
+        [uv, "pip", "install", "--quiet", "--python", python, "ipykernel", "nbclient"], check=True
+    )
     return python
+
+
+# The page built with and without a repository: whether a build finds one does not depend on
+# how many pages it has, and one page, its cells cached by the book's build, takes seconds.
+PAGE = "chapters/attention.md"
+
+
+def build_pages(folder: Path, cache: Path) -> dict[str, tuple[Path, str]]:
+    """:data:`PAGE` built alone with the made-up repository and where none can be found (no
+    variable, no git checkout): ``{"with": (html folder, log), "without": ...}``."""
+    built = {}
+    for kind, environment in [
+        ("with", {"BOOK_REPOSITORY_URL": REPOSITORY_URL}),
+        ("without", {"GIT_DIR": str(folder / "no-git-here")}),
+    ]:
+        out = folder / kind
+        out.mkdir()
+        log = build("page", out, cache=cache, page=PAGE, **environment)
+        built[kind] = (out / "_build" / "_page" / Path(PAGE).stem / "html", log)
+    return built
 
 
 def read_pages(book: Path, folder: Path) -> tuple[dict, Path]:
@@ -64,13 +92,10 @@ class Background:
         self.seconds: dict[str, float] = {}
         # A thread per job: jobs that wait for the build must not hold back those that do not.
         self._pool = ThreadPoolExecutor(max_workers=6, thread_name_prefix="background")
-        self.book = self.student = self.no_repository = self.python = None
+        self.book = self.student = self.pages = self.python = None
         self.assignments = self.readings = None
         if needed & BUILD_FIXTURES:
-            self.book_folder, self.other_folder = (
-                folders("book"),
-                folders("book-without-repository"),
-            )
+            self.book_folder = folders("book")
             self.book = self._start(
                 "book", build, "book", self.book_folder, BOOK_REPOSITORY_URL=REPOSITORY_URL
             )
@@ -83,21 +108,25 @@ class Background:
                 after=self.book,
                 BOOK_REPOSITORY_URL=REPOSITORY_URL,
             )
-        if "built_book_without_repository" in needed:
-            self.no_repository = self._start(
-                "book without a repository",
-                build,
-                "book",
-                self.other_folder,
+        if "built_pages_with_and_without_repository" in needed:
+            self.pages_folder = folders("pages")
+            self.pages = self._start(
+                "a page with and without a repository",
+                build_pages,
+                self.pages_folder,
+                self.book_folder / "_build" / ".jupyter_cache",
                 after=self.book,
-                cache=self.book_folder / "_build" / ".jupyter_cache",
-                GIT_DIR=str(self.other_folder / "no-git-here"),
             )
         if "page_readings" in needed and CHROMIUM is not None:
             self.readings = self._start(
                 "page readings", read_pages, self.book_folder, folders("readings"), after=self.book
             )
         if "graded_assignments" in needed:
+            # imported here: the assignments' modules load nbformat, seconds that a session
+            # without a graded class (the library wing's) need not spend
+            from assignments.build import chapters_with_exercises
+            from tests.support.grading import build_and_grade
+
             self.assignments = self._start(
                 "assignments", build_and_grade, chapters_with_exercises(), folders("assignments")
             )

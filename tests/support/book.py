@@ -62,8 +62,11 @@ def page(html_dir, name):
     return (html_dir / f"{name}.html").read_text(encoding="utf-8")
 
 
-def build(target: str, out: Path, cache: Path | None = None, **environment) -> str:
-    """Run ``make <target> OUT=<out>``; return its log, failing the test if the build fails.
+def build(
+    target: str, out: Path, cache: Path | None = None, page: str | None = None, **environment
+) -> str:
+    """Run ``make <target> OUT=<out>`` (and ``PAGE=<page>``); return its log, failing the test
+    if the build fails.
 
     The log is also written to ``<out>/<target>.log``, beside the build.
     """
@@ -71,6 +74,8 @@ def build(target: str, out: Path, cache: Path | None = None, **environment) -> s
     command = ["make", "--no-print-directory", target, f"OUT={out}"]
     if cache is not None:
         command.append(f"CACHE={cache}")
+    if page is not None:
+        command.append(f"PAGE={page}")
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     log = result.stdout + result.stderr
     (out / f"{target}.log").write_text(log)

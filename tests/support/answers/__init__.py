@@ -6,7 +6,7 @@ a student may write it (loops, ``einsum``, other valid shifts), which must all p
 wrong answers made from the reference, each of a :data:`FAMILIES` family, which must all be
 rejected, with advice, in each float dtype on its own, on fresh random inputs.
 :data:`REQUIRED` says which families each check must be tried with, so a new check gets the
-same scrutiny by being listed there. ``tests/test_answers.py`` runs them all.
+same scrutiny by being listed there. ``tests/library/test_answers.py`` runs them all.
 
 The functions below make wrong answers of the families that fit any exercise, from a right one.
 """

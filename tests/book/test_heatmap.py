@@ -1,21 +1,16 @@
-"""The heatmap widget: inputs checked, its NumPy twin of the browser's maths, and its front end
-(heatmap.js) held to the Python side's traits and controls, run in Node and drawn in Chromium."""
+"""The heatmap widget drawn in Chromium: masks, controls, keyboard, colours and contrast, and
+axe-core on a widget in use. (Its maths and traits: tests/library/test_heatmap.py.)"""
 
 import contextlib
 import io
 import json
 import os
 import re
-import shutil
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
 
-import attnkit.heatmap
-from attnkit.core import attention, causal_mask, masked_softmax, sinusoidal_positional_encoding
 from attnkit.heatmap import CONTROLS, AttentionHeatmap
 from tests.support.book import ROOT
 from tests.support.browser import (
@@ -29,249 +24,18 @@ from tests.support.browser import (
 from tests.support.heatmap_page import DARK_THEMES, write_page
 
 RNG = np.random.default_rng(0)
+
+
 X = RNG.normal(size=(5, 4))  # (n, d)
+
+
 TOKENS = ["a", "b", "c", "d", "e"]
+
+
 W_Q, W_K = RNG.normal(size=(4, 3)), RNG.normal(size=(4, 3))  # (d, d_k)
 
 
-def test_plain_self_attention_is_softmax_of_x_xt():
-    w = AttentionHeatmap(TOKENS, X)
-    assert np.allclose(w.expected_weights(), attention(X, X)[1])
-    assert np.allclose(w.weights, w.expected_weights())  # reported before any front end draws
-
-
-def test_cross_attention_queries_over_keys():
-    H = RNG.normal(size=(3, 4))
-    w = AttentionHeatmap(TOKENS, X, key_tokens=["x", "y", "z"], keys=H, temperature=2.0)
-    assert w.expected_weights().shape == (5, 3)
-    assert np.allclose(w.expected_weights(), attention(X, H, temperature=2.0)[1])
-
-
-def test_scale_temperature_and_head():
-    w = AttentionHeatmap(
-        TOKENS,
-        X,
-        heads=[(W_Q, W_K), {"W_Q": W_K, "W_K": W_Q, "name": "swap"}],
-        scale=True,
-        temperature=0.5,
-    )
-    Q, K = X @ W_Q, X @ W_K
-    assert np.allclose(w.expected_weights(), attention(Q, K, temperature=0.5 * np.sqrt(3))[1])
-    w.head = 1
-    assert np.allclose(
-        w.expected_weights(), attention(X @ W_K, X @ W_Q, temperature=0.5 * np.sqrt(3))[1]
-    )
-    assert w.heads[1]["name"] == "swap"
-
-
-def test_causal_and_padding_masks():
-    w = AttentionHeatmap(TOKENS, X, causal=True, padding=[True, False, False, False, False])
-    weights = w.expected_weights()
-    assert np.all(np.triu(weights, 1) == 0)  # nothing from the future
-    assert np.all(weights[:, 0] == 0)  # the padded key gets no weight
-    assert np.all(weights[0] == 0)  # row 0 may only see key 0, which is masked
-    assert np.allclose(weights[1:].sum(axis=1), 1.0)
-    expected = masked_softmax(
-        X @ X.T, causal_mask(5) & np.array([0, 1, 1, 1, 1], bool), all_masked="zero"
-    )
-    assert np.allclose(weights, expected)
-
-
-def test_permutation_moves_rows_and_columns_without_positional_encoding():
-    w = AttentionHeatmap(TOKENS, X)
-    before = w.expected_weights()
-    p = [3, 0, 4, 1, 2]
-    w.permutation = p
-    assert np.allclose(w.expected_weights(), before[np.ix_(p, p)])
-
-
-def test_positional_encoding_is_added_at_the_drawn_positions():
-    w = AttentionHeatmap(TOKENS, X, positional=True)
-    Xp = X + sinusoidal_positional_encoding(5, 4)
-    assert np.allclose(w.expected_weights(), attention(Xp, Xp)[1])
-    p = [3, 0, 4, 1, 2]
-    w.permutation = p
-    shuffled = X[p] + sinusoidal_positional_encoding(5, 4)
-    assert np.allclose(w.expected_weights(), attention(shuffled, shuffled)[1])
-    assert not np.allclose(w.expected_weights(), attention(Xp, Xp)[1][np.ix_(p, p)])
-
-
-def test_d_k_keeps_the_first_coordinates():
-    w = AttentionHeatmap(TOKENS, X, controls=["d_k", "scale"], d_k_choices=[2, 4], scale=True)
-    assert w.d_k == 2
-    assert np.allclose(
-        w.expected_weights(), attention(X[:, :2], X[:, :2], temperature=np.sqrt(2))[1]
-    )
-    w.d_k = 4
-    assert np.allclose(w.expected_weights(), attention(X, X, temperature=2.0)[1])
-
-
-def test_set_data_replaces_inputs_and_resets_padding():
-    w = AttentionHeatmap(TOKENS, X, padding=[True, False, False, False, False])
-    w.set_data(["p", "q"], X[:2])
-    assert w.query_tokens == ["p", "q"] and w.padding == [False, False]
-    assert np.allclose(w.expected_weights(), attention(X[:2], X[:2])[1])
-
-
-def test_labels_are_kept_verbatim():
-    evil = "<img src=x onerror=alert(1)>"
-    w = AttentionHeatmap([evil, "b"], X[:2])
-    assert w.query_tokens[0] == evil == w.key_tokens[0]
-
-
-@pytest.mark.parametrize(
-    "kwargs, message",
-    [
-        (dict(tokens=TOKENS[:3], X=X), r"\(3, d\), got \(5, 4\)"),
-        (
-            dict(tokens=TOKENS, X=X, keys=np.ones((2, 4)), key_tokens=["x"]),
-            r"keys of shape \(2, 4\)",
-        ),
-        (
-            dict(tokens=TOKENS, X=X, heads=[(np.ones((3, 2)), np.ones((4, 2)))]),
-            r"W_Q of shape \(3, 2\) and W_K of shape \(4, 2\) do not fit queries of shape \(5, 4\)",
-        ),
-        (dict(tokens=TOKENS, X=X, controls=["zoom"]), "unknown controls"),
-        (
-            dict(tokens=TOKENS, X=X, keys=np.ones((2, 4)), key_tokens=["x", "y"], causal=True),
-            "self-attention",
-        ),
-        (dict(tokens=TOKENS, X=X, padding=[True]), "1 entries for 5 keys"),
-        (dict(tokens=TOKENS, X=X, temperature=0.0), "temperature"),
-        (
-            dict(tokens=TOKENS, X=X, controls=["d_k"], d_k_choices=[2, 8]),
-            r"between 1 and the width 4",
-        ),
-        (dict(tokens=TOKENS, X=X, controls=["d_k"]), "d_k control needs"),
-    ],
-)
-def test_bad_input_raises_a_clear_error(kwargs, message):
-    tokens, data = kwargs.pop("tokens"), kwargs.pop("X")
-    with pytest.raises(ValueError, match=message):
-        AttentionHeatmap(tokens, data, **kwargs)
-
-
-def test_nan_input_raises():
-    bad = X.copy()
-    bad[0, 0] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
-        AttentionHeatmap(TOKENS, bad)
-
-
-def test_front_end_files_are_shipped_with_the_widget():
-    widget = AttentionHeatmap(TOKENS, X)
-    assert "export default" in widget._esm and ".attn-cell" in widget._css
-
-
-# --- the front end (heatmap.js): its traits and controls, its maths in Node, its drawing in Chromium
-
-HEATMAP_JS = Path(attnkit.heatmap.__file__).with_name("heatmap.js")
 SYNCED = set(AttentionHeatmap.class_own_traits(sync=True))  # the one list of the widget's traits
-NODE = shutil.which("node")
-
-
-def test_front_end_reads_and_writes_only_synced_traits():
-    source = HEATMAP_JS.read_text()
-    read = set(re.findall(r'model\.get\("(\w+)"\)', source))
-    written = set(re.findall(r'\bset\("(\w+)",', source))
-    assert read and written
-    assert read | written <= SYNCED, (
-        f"not traits of AttentionHeatmap: {sorted((read | written) - SYNCED)}"
-    )
-    assert "weights" in written  # the front end reports what it draws
-
-
-@pytest.fixture(scope="module")
-def js(tmp_path_factory):
-    """Evaluates a function of (the heatmap.js module, data) in Node; returns its JSON result."""
-    if NODE is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("Node.js is missing on CI")
-        pytest.skip("Node.js not found: install it to test heatmap.js's pure parts")
-    module = tmp_path_factory.mktemp("heatmap") / "heatmap.mjs"  # .mjs: Node reads it as a module
-    shutil.copy(HEATMAP_JS, module)
-
-    def run(function: str, data=None):
-        script = (
-            f'import * as heatmap from "{module.as_uri()}";\n'
-            'import { readFileSync } from "node:fs";\n'
-            'const data = JSON.parse(readFileSync(0, "utf8"));\n'
-            f"process.stdout.write(JSON.stringify(({function})(heatmap, data)));\n"
-        )
-        done = subprocess.run(
-            [NODE, "--input-type=module", "-e", script],
-            input=json.dumps(data),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
-
-    return run
-
-
-def test_front_end_follows_every_trait_but_the_weights_it_writes(js):
-    effects = js("(m) => m.TRAIT_EFFECTS")
-    assert set(effects) == SYNCED - {"weights"}
-    assert {e for trait in effects.values() for e in trait} == {
-        "controls",
-        "values",
-        "grid",
-        "redraw",
-    }
-
-
-def test_front_end_builds_every_control_and_no_other(js):
-    assert set(js("(m) => Object.keys(m.CONTROLS)")) == set(CONTROLS)
-
-
-def twin_cases():
-    """Widgets whose settings exercise every input of the weights, as drawn by the front end."""
-    rng = np.random.default_rng(1)
-    heads = [(rng.normal(size=(4, 3)), rng.normal(size=(4, 3))) for _ in range(2)]
-    plain = AttentionHeatmap(TOKENS, X, temperature=0.7)
-    headed = AttentionHeatmap(TOKENS, X, heads=heads, scale=True, causal=True)
-    headed.head = 1
-    shuffled = AttentionHeatmap(
-        TOKENS, X, positional=True, padding=[False, True, False, False, True]
-    )
-    shuffled.permutation = [3, 0, 4, 1, 2]
-    cross = AttentionHeatmap(
-        TOKENS,
-        X,
-        key_tokens=["x", "y", "z"],
-        keys=rng.normal(size=(3, 4)),
-        padding=[False, True, False],
-        controls=["d_k"],
-        d_k_choices=[2, 4],
-        scale=True,
-    )
-    blind = AttentionHeatmap(TOKENS, X, causal=True, padding=[True, False, False, False, False])
-    narrow = AttentionHeatmap(
-        TOKENS, X, heads=heads, controls=["d_k"], d_k_choices=[1, 3], temperature=3.0
-    )
-    return [plain, headed, shuffled, cross, blind, narrow]
-
-
-def test_front_end_weights_are_numpys(js):
-    cases = twin_cases()
-    states = [{name: getattr(w, name) for name in SYNCED} for w in cases]
-    drawn = js(
-        "(m, states) => states.map((s) => { const { weights, masked } = m.computeWeights(s);"
-        " return [weights, masked.map((row) => Array.from(row))]; })",
-        states,
-    )
-    for widget, (weights, masked) in zip(cases, drawn):
-        expected = widget.expected_weights()
-        assert np.allclose(weights, expected, rtol=0, atol=1e-12)
-        assert np.all(np.array(weights)[np.array(masked, bool)] == 0)
-    assert np.all(np.array(drawn[4][0])[0] == 0)  # every key of row 0 masked: zeros
-
-
-def test_front_end_positional_encoding_is_numpys(js):
-    pe = js("(m) => m.positionalEncoding(7, 6)")
-    assert np.allclose(pe, sinusoidal_positional_encoding(7, 6), rtol=0, atol=1e-12)
 
 
 @pytest.fixture(scope="module")
@@ -362,10 +126,12 @@ def test_controls_follow_heads_and_controls_set_from_python(chromium, tmp_path):
         page.close()
 
 
-# --- accessibility: keyboard, screen readers, contrast and dark mode (WCAG 2.2 AA) -----------
-
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+
+
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
+
+
 EVERY_CONTROL = dict(heads=[(W_Q, W_K), (W_K, W_Q)], controls=list(CONTROLS), d_k_choices=[1, 3])
 
 

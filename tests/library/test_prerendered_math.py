@@ -1,15 +1,13 @@
 """Formulas typeset when the book is built (_ext/prerendered_math.py): MathJax's CommonHTML with
-MathML for screen readers, in every page, and a build that stops on a formula it cannot read."""
-
-import re
+MathML for screen readers, typeset in place and again alike, and a build that stops on a formula it
+cannot read. (Every page of the built book: tests/book/test_prerendered_math.py.)"""
 
 import pytest
 from sphinx.errors import ExtensionError
 
-from tests.support.book import chapter_files, load_extension, page, toc_files
+from tests.support.book import load_extension
 
 prerendered_math = load_extension("prerendered_math")
-FORMULA = re.compile(r'<(span|div) class="math notranslate nohighlight"[^>]*>(.*?)</\1>', re.S)
 
 
 def test_a_formula_becomes_commonhtml_with_mathml_beside_it():
@@ -58,14 +56,3 @@ def test_a_page_with_formulas_but_not_their_stylesheet_stops_the_build(tmp_path)
     (tmp_path / "page.html").write_text(PAGE.split("\n", 1)[1], encoding="utf-8")
     with pytest.raises(ExtensionError, match=r"page\.html has formulas but no"):
         prerendered_math.typeset_folder(tmp_path)
-
-
-@pytest.mark.build
-@pytest.mark.parametrize("name", toc_files())
-def test_every_formula_of_every_page_is_typeset(built_book, name):
-    html = page(built_book[0], name)
-    formulas = FORMULA.findall(html)
-    assert formulas or name not in chapter_files(), "a chapter without formulas"
-    left_as_tex = [body for _, body in formulas if re.search(r"\\[(\[]|\\begin\{", body)]
-    assert left_as_tex == []
-    assert all("<mjx-container" in body and "<mjx-assistive-mml" in body for _, body in formulas)

@@ -1,5 +1,5 @@
 """The grader's parts that run no notebook: the wire between its two processes, and how it tells
-what a collected file is. (A whole class graded in sandboxes: tests/test_assignments.py.)"""
+what a collected file is. (A whole class graded in sandboxes: tests/book/test_assignments.py.)"""
 
 import json
 import os

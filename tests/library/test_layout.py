@@ -9,9 +9,13 @@ import ast
 
 import pytest
 
+from tests.support.background import BACKGROUND_FIXTURES
 from tests.support.book import ROOT
 
 TESTS = ROOT / "tests"
+# The two wings: library (attnkit, the checks, the grader's parts; builds nothing, `make
+# test-fast`) and book (what the Make targets build, in a browser, run alone, graded).
+WINGS = ("library", "book")
 
 
 def imported_modules(source):
@@ -36,6 +40,8 @@ def file_of_tests(module):
     parts = module.split(".")
     if parts[0] == "tests":
         parts = parts[1:]
+    if parts and parts[0] in WINGS:
+        parts = parts[1:]
     if parts and (parts[0] == "conftest" or parts[0].startswith("test_")):
         return parts[0]
     return None
@@ -57,6 +63,8 @@ def forbidden_imports(source):
         ("from . import conftest, test_browser", ["conftest", "test_browser"]),
         ("def f():\n    import test_browser", ["test_browser"]),
         ("from tests.support.book import ROOT, page", []),
+        ("from tests.book.test_book import page", ["test_book"]),
+        ("from tests.library import test_exercises", ["test_exercises"]),
         ("from tests.support import browser", []),
         ("import pytest\nfrom hypothesis import strategies as st", []),
         ("from torch.testing import assert_close", []),
@@ -66,7 +74,7 @@ def test_forbidden_imports_are_recognised(source, expected):
     assert forbidden_imports(source) == expected
 
 
-MODULES = sorted([*TESTS.glob("test_*.py"), *(TESTS / "support").glob("*.py")])
+MODULES = sorted([*TESTS.rglob("test_*.py"), *(TESTS / "support").rglob("*.py")])
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(TESTS)))
@@ -87,3 +95,26 @@ def test_conftest_holds_only_fixtures_and_hooks():
     assert not [node for node in tree.body if isinstance(node, ast.ClassDef)], (
         "conftest.py: classes go in tests/support/"
     )
+
+
+def test_every_test_module_lies_in_a_wing():
+    assert sorted(p.parent.name for p in TESTS.rglob("test_*.py")) == sorted(
+        p.parent.name for p in TESTS.rglob("test_*.py") if p.parent.name in WINGS
+    )
+    assert not list(TESTS.glob("test_*.py"))
+
+
+@pytest.mark.parametrize(
+    "path", sorted((TESTS / "library").glob("test_*.py")), ids=lambda p: p.name
+)
+def test_the_library_wing_waits_for_no_build(path):
+    """No test of the library wing takes a fixture that builds the book or prepares anything
+    in the background, so that `make test-fast` builds nothing."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    taken = {
+        arg.arg
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef)
+        for arg in node.args.args
+    }
+    assert not taken & BACKGROUND_FIXTURES, path.name

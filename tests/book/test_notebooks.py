@@ -45,10 +45,11 @@ def test_chapter_offers_a_notebook_with_a_set_up_cell_and_its_code(built_book, n
     assert (installs_torch in setup.source) == (name in TORCH_PAGES)
 
 
-def test_notebook_without_repository_says_how_to_install_attnkit(built_book_without_repository):
-    notebook = nbformat.read(
-        built_book_without_repository[0] / "_sources" / "chapters" / "attention.ipynb", as_version=4
-    )
+def test_notebook_without_repository_says_how_to_install_attnkit(
+    built_pages_with_and_without_repository,
+):
+    html_dir, _ = built_pages_with_and_without_repository["without"]
+    notebook = nbformat.read(html_dir / "_sources" / "attention.ipynb", as_version=4)
     assert 'os.environ.get("BOOK_REPOSITORY_URL", None)' in notebook.cells[0].source
     assert "set BOOK_REPOSITORY_URL" in notebook.cells[0].source
 

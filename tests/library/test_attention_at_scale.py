@@ -289,7 +289,7 @@ def test_decoder_errors():
 
 
 def test_check_online_softmax_attention_accepts_the_reference_on_fresh_inputs():
-    # every right answer, on fixed seeds: tests/test_answers.py
+    # every right answer, on fixed seeds: tests/library/test_answers.py
     result = check_online_softmax_attention(ONLINE.right["reference"])
     assert result.passed, result.message
 

@@ -32,9 +32,7 @@ from attnkit.exercises.harness import (
     random,
     shown,
 )
-
-ROOT = Path(__file__).resolve().parent.parent
-
+from tests.support.book import ROOT
 
 # --- comparing: the tolerance follows the answer's dtype ---------------------------------------
 
@@ -376,7 +374,7 @@ def book_chapters():
 def test_each_module_of_checks_has_its_chapter_and_its_tests(module):
     slug = module.replace("_", "-")
     assert slug in book_chapters()
-    assert (ROOT / "tests" / f"test_{module}.py").exists()
+    assert (ROOT / "tests" / "library" / f"test_{module}.py").exists()
     checks = importlib.import_module(f"attnkit.exercises.{module}")
     assert checks.__all__ and all(name.startswith("check_") for name in checks.__all__)
     for name in checks.__all__:

@@ -1,13 +1,11 @@
-"""Launch buttons: the repository comes from the build environment, every chapter page opens in
-Binder and Colab, and the notebook a button names is the one the publish workflow pushes: the
-chapter's in the book, its notebook without solutions in the student edition (whose links
-tests/test_student_edition.py reads)."""
+"""Launch buttons in the built book: every chapter page opens in Binder and Colab, and the notebook
+a button names is the one the publish workflow pushes: the chapter's in the book, its notebook
+without solutions in the student edition (whose links tests/book/test_student_edition.py reads)."""
 
 import re
 import subprocess
 import sys
 from html import unescape
-from types import SimpleNamespace
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -22,80 +20,15 @@ from tests.support.book import (
 )
 
 CHAPTER_PAGES = [name for name in toc_files() if name.startswith("chapters/")]
+
+
 OTHER_PAGES = [name for name in toc_files() if not name.startswith("chapters/")]
 
+
 launch_buttons = load_extension("launch_buttons")
+
+
 find_repository = launch_buttons.find_repository
-
-
-@pytest.mark.parametrize(
-    "environ, origin, expected",
-    [
-        (
-            {"BOOK_REPOSITORY_URL": "https://github.com/a/b"},
-            None,
-            ("https://github.com/a/b", "main", "a/b"),
-        ),
-        (
-            {"BOOK_REPOSITORY_URL": "https://github.com/a/b/", "BOOK_BRANCH": "dev"},
-            "git@github.com:c/d.git",
-            ("https://github.com/a/b", "dev", "a/b"),
-        ),
-        (
-            {"BOOK_REPOSITORY_URL": "https://gitlab.com/a/b"},
-            None,
-            ("https://gitlab.com/a/b", "main", None),
-        ),
-        (
-            {
-                "GITHUB_ACTIONS": "true",
-                "GITHUB_SERVER_URL": "https://github.com",
-                "GITHUB_REPOSITORY": "fork/book",
-                "GITHUB_REF_NAME": "main",
-            },
-            None,
-            ("https://github.com/fork/book", "main", "fork/book"),
-        ),
-        (
-            {
-                "GITHUB_ACTIONS": "true",
-                "GITHUB_REPOSITORY": "fork/book",
-                "GITHUB_REF_NAME": "7/merge",
-                "GITHUB_HEAD_REF": "topic",
-            },
-            None,
-            ("https://github.com/fork/book", "topic", "fork/book"),
-        ),
-        (
-            {
-                "GITHUB_ACTIONS": "true",
-                "GITHUB_REPOSITORY": "fork/book",
-                "GITHUB_REF_NAME": "main",
-                "BOOK_REPOSITORY_URL": "https://github.com/a/b",
-            },
-            None,
-            ("https://github.com/a/b", "main", "a/b"),
-        ),
-        ({}, "https://github.com/o/n.git", ("https://github.com/o/n", "main", "o/n")),
-        ({}, "git@github.com:o/n.git", ("https://github.com/o/n", "main", "o/n")),
-        (
-            {},
-            "ssh://git@github.com/o/my.book",
-            ("https://github.com/o/my.book", "main", "o/my.book"),
-        ),
-        (
-            {"BOOK_BRANCH": "dev"},
-            "https://github.com/o/n",
-            ("https://github.com/o/n", "dev", "o/n"),
-        ),
-        ({}, "/home/me/attention-book", None),
-        ({}, "https://example.org/o/n.git", None),
-        ({}, None, None),
-    ],
-)
-def test_repository_is_found_in_the_documented_order(environ, origin, expected):
-    found = find_repository(environ, origin)
-    assert (found and (found["url"], found["branch"], found["github"])) == expected
 
 
 @pytest.mark.build
@@ -118,11 +51,13 @@ def test_pages_that_are_not_notebooks_have_no_launch_buttons(built_book, name):
 
 @pytest.mark.build
 def test_no_repository_means_no_launch_buttons_and_one_line_in_the_log(
-    built_book_without_repository,
+    built_pages_with_and_without_repository,
 ):
-    html_dir, log = built_book_without_repository
-    for name in toc_files():
-        assert LAUNCH_LINK.findall(page(html_dir, name)) == [], name
+    (with_html, _), (without_html, log) = (
+        built_pages_with_and_without_repository[kind] for kind in ("with", "without")
+    )
+    assert LAUNCH_LINK.findall((with_html / "attention.html").read_text(encoding="utf-8"))
+    assert LAUNCH_LINK.findall((without_html / "attention.html").read_text(encoding="utf-8")) == []
     assert len(re.findall(r"^launch buttons: no repository URL", log, re.M)) == 1
 
 
@@ -131,25 +66,6 @@ def test_no_page_carries_a_thebe_configuration(built_book):
     for path in built_book[0].rglob("*.html"):
         html = path.read_text(encoding="utf-8")
         assert "thebe" not in html.lower() and "binder-examples" not in html, path
-
-
-@pytest.mark.parametrize("student", [False, True])
-def test_buttons_need_a_github_repository_in_either_edition(student):
-    def buttons(repository):
-        app = SimpleNamespace(
-            config=SimpleNamespace(book_repository=repository, student_edition=student),
-            env=SimpleNamespace(metadata={"chapters/attention": {"kernelspec": {}}}),
-        )
-        context = {"header_buttons": []}
-        launch_buttons.add_launch_buttons(app, "chapters/attention", "page.html", context, [])
-        return [button["text"] for menu in context["header_buttons"] for button in menu["buttons"]]
-
-    assert buttons(None) == []
-    assert buttons(find_repository({"BOOK_REPOSITORY_URL": "https://gitlab.com/a/b"}, None)) == []
-    assert buttons(find_repository({"BOOK_REPOSITORY_URL": REPOSITORY_URL}, None)) == [
-        "Binder",
-        "Colab",
-    ]
 
 
 def opened_notebook(link):

@@ -237,7 +237,7 @@ def test_student_edition_launch_buttons_open_its_own_notebooks(built_student_edi
     """Colab opens the chapter's student notebook on the branch the publish workflow fills;
     Binder starts the book's environment and pulls that branch into it (nbgitpuller), then
     opens the same notebook, never the chapter's Markdown with its solutions.
-    tests/test_launch_buttons.py follows both to what the workflow publishes."""
+    tests/book/test_launch_buttons.py follows both to what the workflow publishes."""
     links = LAUNCH_LINK.findall(page(built_student_edition, name))
     if not name.startswith("chapters/"):
         assert links == []

@@ -1,7 +1,10 @@
 """Files that run elsewhere (Binder, GitHub Actions) and cannot be exercised here: checked statically."""
 
+import importlib.resources
+import json
 import re
 
+import pytest
 import yaml
 
 from tests.support.book import ROOT
@@ -68,3 +71,36 @@ def test_publish_workflow_builds_with_the_readme_command_and_deploys_the_html():
     # the repository URL comes from GitHub Actions' own variables, never from the workflow
     text = (ROOT / ".github" / "workflows" / "publish.yml").read_text()
     assert "BOOK_REPOSITORY_URL" not in text and "github.com/" not in text
+
+
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
+def test_every_workflow_follows_githubs_schema(workflow):
+    """GitHub's schema of workflows, as check-jsonschema carries it: no network needed."""
+    import check_jsonschema.builtin_schemas
+    import jsonschema
+
+    schema = json.loads(
+        importlib.resources.files(check_jsonschema.builtin_schemas)
+        .joinpath("vendor", "github-workflows.json")
+        .read_text(encoding="utf-8")
+    )
+    # PyYAML reads the key `on` as True (YAML 1.1); GitHub, like the schema, reads a string
+    loaded = {
+        "on" if key is True else key: v for key, v in yaml.safe_load(workflow.read_text()).items()
+    }
+    errors = jsonschema.Draft7Validator(schema).iter_errors(loaded)
+    assert [f"{list(e.absolute_path)}: {e.message}" for e in errors] == []
+
+
+def test_the_tests_workflow_runs_what_ci_and_contributors_run():
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "tests.yml").read_text())
+    on = workflow[True]  # YAML reads the key `on` as True
+    assert set(on) == {"push", "pull_request"}
+    runs = {
+        name: [s.get("run", "") for s in job["steps"]] for name, job in workflow["jobs"].items()
+    }
+    assert "make test-fast" in runs["library"] and "bash .ci/run" in runs["everything"]
+    assert "--privileged" in workflow["jobs"]["everything"]["container"]["options"]

@@ -1,0 +1,1 @@
+"""The library wing: attnkit, the exercise checks, the grader's pure-Python parts. Builds nothing."""
