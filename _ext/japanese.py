@@ -4,7 +4,7 @@ The book quotes Japanese terms in prose, tables, code and printed outputs. Scree
 speak a run of text in the language its element declares; without ``lang="ja"`` they read
 漢字 and かな with English rules or skip them. Wrapping happens on the rendered HTML, where
 code and outputs are text too; TeX (``class="math"``), scripts and styles are left alone:
-MathJax and the widgets read them as they are.
+the formulas, typeset at build time, and the widgets keep them as they are.
 """
 
 from __future__ import annotations

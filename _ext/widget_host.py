@@ -4,8 +4,8 @@ Every widget in the book is an anywidget, whose front end travels in the widget 
 myst-nb embeds in the page; ``widget-host.js`` imports it and renders each view (see its header).
 This extension loads the host on the pages that have widgets (instead of the widget manager
 myst-nb would load, which ``_config.yml`` turns off), as an async module that draws the heatmaps
-before the theme's and MathJax's deferred scripts run; copies it into ``_static/jsdeps/``; and fails the build when
-a page holds a widget the host cannot draw (anything but anywidgets and the layout and style
+before the theme's deferred scripts run; copies it into ``_static/jsdeps/``; and fails the build
+when a page holds a widget the host cannot draw (anything but anywidgets and the layout and style
 models they carry).
 """
 

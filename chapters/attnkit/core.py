@@ -17,11 +17,19 @@ from .rules import (
     apply_all_masked_policy,
     broadcast_batch,
     check_all_masked,
+    check_attention_shapes,
+    check_axis,
+    check_batch_ndim,
     check_floats,
+    check_grouped_qkv_shapes,
     check_head_mask,
     check_heads_divide,
+    check_lengths,
+    check_lengths_fit,
     check_mask_dtype,
     check_mask_fits,
+    check_masks_combine,
+    check_projections,
     check_qkv_shapes,
     check_tokens,
     positive_finite,
@@ -47,16 +55,6 @@ def as_float_array(x, name: str) -> np.ndarray:
     return arr
 
 
-def _check_axis(arr: np.ndarray, axis: int, name: str) -> int:
-    if arr.ndim == 0:
-        raise ValueError(f"{name} must have at least one dimension, got a scalar")
-    if not -arr.ndim <= axis < arr.ndim:
-        raise ValueError(f"axis {axis} is out of range for {name} of shape {arr.shape}")
-    if arr.shape[axis] == 0:
-        raise ValueError(f"{name} of shape {arr.shape} is empty along axis {axis}")
-    return axis % arr.ndim
-
-
 def softmax(logits, axis: int = -1) -> np.ndarray:
     """Numerically stable softmax along ``axis``.
 
@@ -66,7 +64,7 @@ def softmax(logits, axis: int = -1) -> np.ndarray:
     the denominator cannot underflow to 0.
     """
     x = as_float_array(logits, "logits")
-    axis = _check_axis(x, axis, "logits")
+    axis = check_axis("logits", x.shape, axis)
     e = np.moveaxis(x, axis, -1).copy()  # the softmax axis last, in a fresh array
     return np.moveaxis(_softmax_in_place(e), -1, axis)
 
@@ -106,7 +104,7 @@ def softmax_matrix_form(logits, axis: int = 0) -> np.ndarray:
     ``FloatingPointError`` instead of returning NaN, zeros or infinities.
     """
     a = as_float_array(logits, "logits")
-    axis = _check_axis(a, axis, "logits")
+    axis = check_axis("logits", a.shape, axis)
     n = a.shape[axis]
     moved = np.moveaxis(a, axis, -1)  # the summed axis last, so `@ ones` sums it
     with np.errstate(over="ignore", invalid="ignore"):  # checked below, row by row
@@ -148,13 +146,7 @@ def attention(queries, keys, values=None, *, temperature: float = 1.0):
     q = as_float_array(queries, "queries")
     k = as_float_array(keys, "keys")
     v = k if values is None else as_float_array(values, "values")
-    if q.ndim not in (1, 2):
-        raise ValueError(f"queries must have shape (d,) or (m, d), got {q.shape}")
-    if k.ndim != 2:
-        raise ValueError(f"keys must have shape (n, d), got {k.shape}")
-    if v.ndim != 2:
-        raise ValueError(f"values must have shape (n, d_v), got {v.shape}")
-    check_qkv_shapes(np.atleast_2d(q).shape, k.shape, v.shape)  # one query is a (1, d) batch
+    check_attention_shapes(q.shape, k.shape, v.shape)  # one query is a (1, d) batch
     temperature = positive_finite(temperature, "temperature")
     scores = (q @ k.T) / temperature  # (n,) or (m, n)
     weights = softmax(scores, axis=-1)
@@ -218,13 +210,8 @@ def padding_mask(lengths, n: int) -> np.ndarray:
     """
     n = positive_int(n, "n")
     lengths = np.asarray(lengths)
-    if lengths.ndim != 1 or lengths.dtype.kind not in "iu":
-        raise ValueError(
-            f"lengths must be a 1-D array of integers, got shape {lengths.shape} "
-            f"and dtype {lengths.dtype}"
-        )
-    if np.any(lengths < 1) or np.any(lengths > n):
-        raise ValueError(f"every length must lie between 1 and n = {n}, got {lengths.tolist()}")
+    check_lengths(lengths.shape, lengths.dtype, is_int=lengths.dtype.kind in "iu")
+    check_lengths_fit(lengths.tolist(), n)
     return (np.arange(n) < lengths[:, None])[:, None, :]
 
 
@@ -235,14 +222,8 @@ def combine_masks(*masks) -> np.ndarray:
     and a ``(b, 1, n)`` padding mask give ``(b, n, n)``) and combined with
     logical AND. Shapes that do not broadcast raise ``ValueError`` naming them.
     """
-    if not masks:
-        raise ValueError("combine_masks needs at least one mask")
     arrays = [_as_mask(m, f"mask {k}") for k, m in enumerate(masks)]
-    try:
-        np.broadcast_shapes(*(a.shape for a in arrays))
-    except ValueError:
-        shapes = ", ".join(str(a.shape) for a in arrays)
-        raise ValueError(f"masks of shapes {shapes} do not broadcast against each other") from None
+    check_masks_combine([a.shape for a in arrays])
     return np.logical_and.reduce(np.broadcast_arrays(*arrays))
 
 
@@ -266,7 +247,7 @@ def masked_softmax(scores, mask=None, *, all_masked: str = "raise") -> np.ndarra
     zeros (it sums to 0, not 1). The dtype (float32/float64) is kept.
     """
     x = as_float_array(scores, "scores")
-    _check_axis(x, -1, "scores")
+    check_axis("scores", x.shape, -1)
     return _masked_softmax_in_place(x.copy(), mask, all_masked)
 
 
@@ -387,8 +368,7 @@ def merge_heads(X) -> np.ndarray:
     ``Concat(head_1, ..., head_h)``.
     """
     x = as_float_array(X, "X")
-    if x.ndim < 3:
-        raise ValueError(f"X must have shape (h, n, d_v) (or a batch of them), got {x.shape}")
+    check_batch_ndim("X", x.shape, "(h, n, d_v)", 3)
     tokens_first = np.swapaxes(x, -3, -2)  # (..., n, h, d_v)
     return tokens_first.reshape(*tokens_first.shape[:-2], -1)
 
@@ -421,33 +401,7 @@ def multi_head_attention(
     wv, wo = as_float_array(W_V, "W_V"), as_float_array(W_O, "W_O")
     for arr, name in ((xq, "X_query"), (xs, "X_source")):
         check_tokens(name, arr.shape, "(tokens, width)")
-    for arr, name in ((wq, "W_Q"), (wk, "W_K"), (wv, "W_V"), (wo, "W_O")):
-        if arr.ndim != 2:
-            raise ValueError(f"{name} must be a matrix, got shape {arr.shape}")
-    if wq.shape[0] != xq.shape[-1]:
-        raise ValueError(
-            f"W_Q of shape {wq.shape} must have d_model = {xq.shape[-1]} rows to "
-            f"project X_query of shape {xq.shape}"
-        )
-    for w, name in ((wk, "W_K"), (wv, "W_V")):
-        if w.shape[0] != xs.shape[-1]:
-            raise ValueError(
-                f"{name} of shape {w.shape} must have {xs.shape[-1]} rows to "
-                f"project X_source of shape {xs.shape}"
-            )
-    if wk.shape[1] != wq.shape[1]:
-        raise ValueError(
-            f"W_Q of shape {wq.shape} and W_K of shape {wk.shape} must have the "
-            "same number of columns h*d_k: queries and keys are compared"
-        )
-    for w, name in ((wq, "W_Q"), (wv, "W_V")):
-        check_heads_divide(f"{name} of shape {w.shape} (its columns)", w.shape[1], h)
-    if wo.shape[0] != wv.shape[1]:
-        raise ValueError(
-            f"W_O of shape {wo.shape} must have h*d_v = {wv.shape[1]} rows, one per column of "
-            f"the concatenated heads (W_V has shape {wv.shape}); "
-            f"W_O is (h*d_v, d_out)"
-        )
+    check_projections(xq.shape, xs.shape, wq.shape, wk.shape, wv.shape, wo.shape, h)
     broadcast_batch({"X_query": xq.shape, "X_source": xs.shape})
     q = split_heads(xq @ wq, h)  # (..., h, m, d_k)
     k = split_heads(xs @ wk, h)  # (..., h, n, d_k)
@@ -506,28 +460,8 @@ def grouped_query_attention(
     q = as_float_array(queries, "queries")
     k = as_float_array(keys, "keys")
     v = as_float_array(values, "values")
-    for arr, name, form in (
-        (q, "queries", "(h, m, d_k)"),
-        (k, "keys", "(g, n, d_k)"),
-        (v, "values", "(g, n, d_v)"),
-    ):
-        if arr.ndim < 3:
-            raise ValueError(f"{name} must have shape {form} (or a batch of them), got {arr.shape}")
+    batch = check_grouped_qkv_shapes(q.shape, k.shape, v.shape)
     h, g = q.shape[-3], k.shape[-3]
-    if v.shape[-3] != g:
-        raise ValueError(
-            f"keys of shape {k.shape} and values of shape {v.shape} must have the "
-            f"same number of key-value heads g ({g} != {v.shape[-3]})"
-        )
-    if g == 0 or h % g:
-        raise ValueError(
-            f"queries of shape {q.shape} have h = {h} heads and keys of shape "
-            f"{k.shape} g = {g}: h must be a multiple of g, so that each key-value "
-            "head serves the same number of query heads"
-        )
-    batch = check_qkv_shapes(
-        q.shape[:-3] + q.shape[-2:], k.shape[:-3] + k.shape[-2:], v.shape[:-3] + v.shape[-2:]
-    )
     m, n = q.shape[-2], k.shape[-2]
     grouped_q = q.reshape(q.shape[:-3] + (g, h // g) + q.shape[-2:])  # (..., g, h/g, m, d_k)
     shared_k, shared_v = k[..., None, :, :], v[..., None, :, :]  # (..., g, 1, n, d)

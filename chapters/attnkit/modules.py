@@ -164,68 +164,6 @@ class QKVAttention(nn.Module):
         return self.attend(q, k, v, mask)
 
 
-# --- Chapter 5: positional encoding -------------------------------------------
-
-__all__ += ["SinusoidalPositionalEncoding"]
-
-
-class SinusoidalPositionalEncoding(nn.Module):
-    """Add the Transformer's sinusoidal positional encoding to a sequence of vectors.
-
-    The encoding of positions ``0 .. max_len - 1`` is computed in float64 by
-    :func:`attnkit.core.sinusoidal_positional_encoding` and stored as the buffer
-    ``pe`` of shape ``(max_len, d_model)``, rounded once to the module's dtype
-    (so after ``.double()`` it is the float64 table itself):
-    ``pe[p, 2i] = sin(p / 10000^(2i/d_model))`` and ``pe[p, 2i+1] = cos(p /
-    10000^(2i/d_model))``; for odd ``d_model`` the last column is a sine. The buffer is registered with ``persistent=False``: it
-    moves and changes dtype with the module (``.to(...)``, ``.double()``) but is
-    not saved in ``state_dict()``, since it can always be recomputed. It is not
-    a parameter and is never trained.
-
-    ``forward(x)`` takes ``x`` of shape ``(..., n, d_model)`` (the sequence
-    axis is the second to last) and returns ``x + pe[:n]``, with ``pe`` cast to
-    ``x``'s dtype, so the output has ``x``'s shape, dtype and device. A
-    sequence longer than ``max_len`` raises ``ValueError`` naming both lengths, and
-    ``x`` on another device than the buffer raises ``ValueError`` naming both. A
-    conversion that would make the buffer anything but real floating-point numbers
-    (``.to(torch.complex64)``) raises ``TypeError`` and leaves the buffer as it was.
-    """
-
-    def __init__(self, d_model: int, max_len: int = 5000):
-        super().__init__()
-        self.d_model = rules.positive_int(d_model, "d_model")
-        self.max_len = rules.positive_int(max_len, "max_len")
-        table = self._table().to(torch.get_default_dtype())
-        self.register_buffer("pe", table, persistent=False)
-
-    def _table(self) -> torch.Tensor:
-        """The float64 table, from the one NumPy function that computes it."""
-        return torch.from_numpy(sinusoidal_positional_encoding(self.max_len, self.d_model))
-
-    def _apply(self, fn, recurse=True):
-        # .double(), .half(), .to(...): round the buffer once from the float64 table, so that
-        # float64 after float32 has float64's accuracy
-        before = self.pe
-        super()._apply(fn, recurse)
-        if not self.pe.is_floating_point():  # .to(torch.complex64), .type(torch.LongTensor)
-            converted, self.pe = self.pe, before  # refused: the buffer stays as it was
-            rules.check_floats("pe", converted.shape, _dtype_name(converted), is_float=False)
-        self.pe = self._table().to(device=self.pe.device, dtype=self.pe.dtype)
-        return self
-
-    def forward(self, x):
-        # no finite check: adding positions turns no number into NaN
-        _check_input(x, "x", finite=False)
-        _check_joins(x, "x", self.pe, "the buffer pe", same_dtype=False)  # pe is cast to x's dtype
-        rules.check_tokens("x", x.shape, "(tokens, d_model)", self.d_model)
-        n = x.shape[-2]
-        rules.check_max_len(n, self.max_len, "module")
-        return x + self.pe[:n].to(dtype=x.dtype)
-
-    def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, max_len={self.max_len}"
-
-
 # --- Chapter 4: multi-head attention and an encoder layer ----------------------
 
 __all__ += ["MultiHeadAttention", "EncoderLayer"]
@@ -428,3 +366,65 @@ class EncoderLayer(nn.Module):
         for name in ("linear1", "linear2", "norm1", "norm2"):
             getattr(ours, name).load_state_dict(getattr(layer, name).state_dict())
         return ours
+
+
+# --- Chapter 5: positional encoding -------------------------------------------
+
+__all__ += ["SinusoidalPositionalEncoding"]
+
+
+class SinusoidalPositionalEncoding(nn.Module):
+    """Add the Transformer's sinusoidal positional encoding to a sequence of vectors.
+
+    The encoding of positions ``0 .. max_len - 1`` is computed in float64 by
+    :func:`attnkit.core.sinusoidal_positional_encoding` and stored as the buffer
+    ``pe`` of shape ``(max_len, d_model)``, rounded once to the module's dtype
+    (so after ``.double()`` it is the float64 table itself):
+    ``pe[p, 2i] = sin(p / 10000^(2i/d_model))`` and ``pe[p, 2i+1] = cos(p /
+    10000^(2i/d_model))``; for odd ``d_model`` the last column is a sine. The buffer is registered with ``persistent=False``: it
+    moves and changes dtype with the module (``.to(...)``, ``.double()``) but is
+    not saved in ``state_dict()``, since it can always be recomputed. It is not
+    a parameter and is never trained.
+
+    ``forward(x)`` takes ``x`` of shape ``(..., n, d_model)`` (the sequence
+    axis is the second to last) and returns ``x + pe[:n]``, with ``pe`` cast to
+    ``x``'s dtype, so the output has ``x``'s shape, dtype and device. A
+    sequence longer than ``max_len`` raises ``ValueError`` naming both lengths, and
+    ``x`` on another device than the buffer raises ``ValueError`` naming both. A
+    conversion that would make the buffer anything but real floating-point numbers
+    (``.to(torch.complex64)``) raises ``TypeError`` and leaves the buffer as it was.
+    """
+
+    def __init__(self, d_model: int, max_len: int = 5000):
+        super().__init__()
+        self.d_model = rules.positive_int(d_model, "d_model")
+        self.max_len = rules.positive_int(max_len, "max_len")
+        table = self._table().to(torch.get_default_dtype())
+        self.register_buffer("pe", table, persistent=False)
+
+    def _table(self) -> torch.Tensor:
+        """The float64 table, from the one NumPy function that computes it."""
+        return torch.from_numpy(sinusoidal_positional_encoding(self.max_len, self.d_model))
+
+    def _apply(self, fn, recurse=True):
+        # .double(), .half(), .to(...): round the buffer once from the float64 table, so that
+        # float64 after float32 has float64's accuracy
+        before = self.pe
+        super()._apply(fn, recurse)
+        if not self.pe.is_floating_point():  # .to(torch.complex64), .type(torch.LongTensor)
+            converted, self.pe = self.pe, before  # refused: the buffer stays as it was
+            rules.check_floats("pe", converted.shape, _dtype_name(converted), is_float=False)
+        self.pe = self._table().to(device=self.pe.device, dtype=self.pe.dtype)
+        return self
+
+    def forward(self, x):
+        # no finite check: adding positions turns no number into NaN
+        _check_input(x, "x", finite=False)
+        _check_joins(x, "x", self.pe, "the buffer pe", same_dtype=False)  # pe is cast to x's dtype
+        rules.check_tokens("x", x.shape, "(tokens, d_model)", self.d_model)
+        n = x.shape[-2]
+        rules.check_max_len(n, self.max_len, "module")
+        return x + self.pe[:n].to(dtype=x.dtype)
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, max_len={self.max_len}"

@@ -22,13 +22,22 @@ __all__ = [
     "positive_finite",
     "check_all_masked",
     "check_floats",
+    "check_axis",
+    "check_ndim",
+    "check_batch_ndim",
     "check_mask_dtype",
     "check_mask_fits",
+    "check_masks_combine",
+    "check_lengths",
+    "check_lengths_fit",
     "apply_all_masked_policy",
     "broadcast_batch",
     "check_tokens",
     "check_heads_divide",
     "check_qkv_shapes",
+    "check_attention_shapes",
+    "check_grouped_qkv_shapes",
+    "check_projections",
     "check_head_mask",
     "check_index",
     "check_joins",
@@ -75,6 +84,33 @@ def check_floats(name: str, shape, dtype, *, is_float: bool, finite: bool = True
         )
 
 
+def check_axis(name: str, shape, axis: int) -> int:
+    """``axis`` counted from the front (``0 .. ndim - 1``) if it indexes a non-empty axis of
+    ``shape``, else ValueError."""
+    shape = tuple(shape)
+    if not shape:
+        raise ValueError(f"{name} must have at least one dimension, got a scalar")
+    if not -len(shape) <= axis < len(shape):
+        raise ValueError(f"axis {axis} is out of range for {name} of shape {shape}")
+    if shape[axis] == 0:
+        raise ValueError(f"{name} of shape {shape} is empty along axis {axis}")
+    return axis % len(shape)
+
+
+def check_ndim(name: str, shape, form: str, ndims: tuple) -> None:
+    """ValueError unless ``shape`` has one of the numbers of axes in ``ndims`` (``form`` shows them)."""
+    shape = tuple(shape)
+    if len(shape) not in ndims:
+        raise ValueError(f"{name} must have shape {form}, got {shape}")
+
+
+def check_batch_ndim(name: str, shape, form: str, ndim: int) -> None:
+    """ValueError unless ``shape`` has at least ``ndim`` axes: ``form``, or a batch of them."""
+    shape = tuple(shape)
+    if len(shape) < ndim:
+        raise ValueError(f"{name} must have shape {form} (or a batch of them), got {shape}")
+
+
 def check_mask_dtype(name: str, dtype, *, is_bool: bool) -> None:
     if not is_bool:
         raise TypeError(
@@ -95,6 +131,33 @@ def check_mask_fits(mask_shape, target_shape, what: str = "scores") -> None:
             f"mask of shape {mask_shape} does not fit {what} of shape {target_shape} "
             "(queries on rows, keys on columns): it must broadcast to that shape"
         )
+
+
+def check_masks_combine(shapes: list) -> None:
+    """ValueError unless there is at least one mask and the masks' ``shapes`` broadcast together."""
+    shapes = [tuple(shape) for shape in shapes]
+    if not shapes:
+        raise ValueError("combine_masks needs at least one mask")
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        named = ", ".join(str(shape) for shape in shapes)
+        raise ValueError(f"masks of shapes {named} do not broadcast against each other") from None
+
+
+def check_lengths(shape, dtype, *, is_int: bool) -> None:
+    """A padding mask's ``lengths``: ValueError unless a 1-D array of integers (``is_int``)."""
+    shape = tuple(shape)
+    if len(shape) != 1 or not is_int:
+        raise ValueError(
+            f"lengths must be a 1-D array of integers, got shape {shape} and dtype {dtype}"
+        )
+
+
+def check_lengths_fit(values: list, n: int) -> None:
+    """ValueError unless every sequence length in ``values`` lies in ``1 .. n``."""
+    if any(length < 1 or length > n for length in values):
+        raise ValueError(f"every length must lie between 1 and n = {n}, got {values}")
 
 
 def apply_all_masked_policy(empty_rows: list, all_masked: str) -> None:
@@ -129,8 +192,7 @@ def check_tokens(
 ) -> None:
     """ValueError unless ``shape`` is ``(..., tokens, width)`` with no empty token or width axis."""
     shape = tuple(shape)
-    if len(shape) < 2:
-        raise ValueError(f"{name} must have shape {form} (or a batch of them), got {shape}")
+    check_batch_ndim(name, shape, form, 2)
     if width is not None and shape[-1] != width:
         raise ValueError(
             f"{name} of shape {shape} must have shape {form} with {width_name} = {width}"
@@ -171,6 +233,80 @@ def check_qkv_shapes(q_shape, k_shape, v_shape) -> tuple:
             f"number of rows n ({k_shape[-2]} != {v_shape[-2]})"
         )
     return broadcast_batch({"queries": q_shape, "keys": k_shape, "values": v_shape})
+
+
+def check_attention_shapes(q_shape, k_shape, v_shape) -> None:
+    """Chapter 1's attention, without batch axes: ValueError naming the shapes unless one query
+    ``(d,)`` or queries ``(m, d)``, keys ``(n, d)`` and values ``(n, d_v)`` fit together."""
+    check_ndim("queries", q_shape, "(d,) or (m, d)", (1, 2))
+    check_ndim("keys", k_shape, "(n, d)", (2,))
+    check_ndim("values", v_shape, "(n, d_v)", (2,))
+    q_shape = tuple(q_shape)
+    check_qkv_shapes(q_shape if len(q_shape) == 2 else (1,) + q_shape, k_shape, v_shape)
+
+
+def check_grouped_qkv_shapes(q_shape, k_shape, v_shape) -> tuple:
+    """ValueError naming the shapes unless queries ``(..., h, m, d_k)``, keys ``(..., g, n,
+    d_k)`` and values ``(..., g, n, d_v)`` fit together, ``h`` a multiple of ``g``; returns
+    their broadcast batch shape (without the head axis)."""
+    q_shape, k_shape, v_shape = tuple(q_shape), tuple(k_shape), tuple(v_shape)
+    for shape, name, form in (
+        (q_shape, "queries", "(h, m, d_k)"),
+        (k_shape, "keys", "(g, n, d_k)"),
+        (v_shape, "values", "(g, n, d_v)"),
+    ):
+        check_batch_ndim(name, shape, form, 3)
+    h, g = q_shape[-3], k_shape[-3]
+    if v_shape[-3] != g:
+        raise ValueError(
+            f"keys of shape {k_shape} and values of shape {v_shape} must have the "
+            f"same number of key-value heads g ({g} != {v_shape[-3]})"
+        )
+    if g == 0 or h % g:
+        raise ValueError(
+            f"queries of shape {q_shape} have h = {h} heads and keys of shape "
+            f"{k_shape} g = {g}: h must be a multiple of g, so that each key-value "
+            "head serves the same number of query heads"
+        )
+    return check_qkv_shapes(
+        q_shape[:-3] + q_shape[-2:], k_shape[:-3] + k_shape[-2:], v_shape[:-3] + v_shape[-2:]
+    )
+
+
+def check_projections(query_shape, source_shape, W_Q, W_K, W_V, W_O, h: int) -> None:
+    """ValueError naming the shapes unless the matrices of a multi-head layer with ``h`` heads
+    fit its inputs ``X_query`` ``(..., m, d_model)`` and ``X_source`` ``(..., n, d_source)``:
+    ``W_Q`` ``(d_model, h*d_k)``, ``W_K`` ``(d_source, h*d_k)``, ``W_V`` ``(d_source, h*d_v)``,
+    ``W_O`` ``(h*d_v, d_out)``. ``W_Q`` .. ``W_O`` are the matrices' shapes."""
+    query_shape, source_shape = tuple(query_shape), tuple(source_shape)
+    W_Q, W_K, W_V, W_O = tuple(W_Q), tuple(W_K), tuple(W_V), tuple(W_O)
+    for shape, name in ((W_Q, "W_Q"), (W_K, "W_K"), (W_V, "W_V"), (W_O, "W_O")):
+        if len(shape) != 2:
+            raise ValueError(f"{name} must be a matrix, got shape {shape}")
+    if W_Q[0] != query_shape[-1]:
+        raise ValueError(
+            f"W_Q of shape {W_Q} must have d_model = {query_shape[-1]} rows to "
+            f"project X_query of shape {query_shape}"
+        )
+    for shape, name in ((W_K, "W_K"), (W_V, "W_V")):
+        if shape[0] != source_shape[-1]:
+            raise ValueError(
+                f"{name} of shape {shape} must have {source_shape[-1]} rows to "
+                f"project X_source of shape {source_shape}"
+            )
+    if W_K[1] != W_Q[1]:
+        raise ValueError(
+            f"W_Q of shape {W_Q} and W_K of shape {W_K} must have the "
+            "same number of columns h*d_k: queries and keys are compared"
+        )
+    for shape, name in ((W_Q, "W_Q"), (W_V, "W_V")):
+        check_heads_divide(f"{name} of shape {shape} (its columns)", shape[1], h)
+    if W_O[0] != W_V[1]:
+        raise ValueError(
+            f"W_O of shape {W_O} must have h*d_v = {W_V[1]} rows, one per column of "
+            f"the concatenated heads (W_V has shape {W_V}); "
+            f"W_O is (h*d_v, d_out)"
+        )
 
 
 def check_head_mask(mask_shape, query: tuple, source: tuple) -> None:
