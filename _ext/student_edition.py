@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 
 from docutils import nodes
+from myst_directives import directives
 from sphinx_exercise.nodes import solution_node
 
 ANSWERS_TITLE = "Answers to"
@@ -31,8 +32,6 @@ WITHHELD = (
     "The rest of this page is withheld in the student edition: it answers the "
     "spot-the-error exercises. Your instructor can give you the full edition."
 )
-# The opening line of a MyST directive: ```{name} argument  or  :::{name} argument
-DIRECTIVE = re.compile(r"^[ \t]*(?P<fence>`{3,}|:{3,})\{(?P<name>[\w-]+)\}[ \t]*(?P<argument>.*)$")
 
 
 def is_answers_dropdown(node) -> bool:
@@ -94,41 +93,25 @@ def remove_solutions(app, doctree, docname):
             node.parent.remove(node)
 
 
-def _closing_line(lines: list[str], start: int, fence: str) -> int:
-    """The index of the line that closes the fence opened on line ``start``."""
-    for index in range(start + 1, len(lines)):
-        stripped = lines[index].strip()
-        if len(stripped) >= len(fence) and set(stripped) == {fence[0]}:
-            return index
-    raise ValueError(f"line {start + 1}: the fence {fence!r} is never closed")
-
-
 def strip_solutions(text: str) -> str:
     """MyST Markdown ``text`` without its solutions and "Answers to" dropdowns."""
     lines = text.splitlines(keepends=True)
     if re.search(rf"^student-edition:\s*{INTRO_ONLY}\s*$", text, re.M):
         first_section = next(i for i, line in enumerate(lines) if line.startswith("## "))
         lines = lines[:first_section] + [f"```{{note}}\n{WITHHELD}\n```\n"]
-    kept, index = [], 0
-    while index < len(lines):
-        opening = DIRECTIVE.match(lines[index])
-        if opening is None or not (
-            opening["name"] in ("solution", "solution-start")
-            or (opening["name"] == "admonition" and opening["argument"].startswith(ANSWERS_TITLE))
+    found = directives("".join(lines))
+    cut = []  # (first line, line after the last) of each withheld part
+    for index, directive in enumerate(found):
+        if directive.name == "solution" or (
+            directive.name == "admonition" and directive.argument.startswith(ANSWERS_TITLE)
         ):
-            kept.append(lines[index])
-            index += 1
-            continue
-        end = _closing_line(lines, index, opening["fence"])
-        if opening["name"] == "solution-start":  # everything up to the end of solution-end
-            end = next(
-                i
-                for i in range(end + 1, len(lines))
-                if (m := DIRECTIVE.match(lines[i])) and m["name"] == "solution-end"
-            )
-            end = _closing_line(lines, end, DIRECTIVE.match(lines[end])["fence"])
-        index = end + 1
-    return re.sub(r"\n{3,}", "\n\n", "".join(kept))
+            cut.append((directive.start, directive.end))
+        elif directive.name == "solution-start":  # everything up to the end of solution-end
+            end = next(d for d in found[index + 1 :] if d.name == "solution-end")
+            cut.append((directive.start, end.end))
+    for start, end in reversed(cut):
+        del lines[start:end]
+    return re.sub(r"\n{3,}", "\n\n", "".join(lines))
 
 
 def write_student_sources(app, exception):

@@ -17,11 +17,9 @@ from dataclasses import dataclass
 import jupytext
 import yaml
 
+from _ext.myst_directives import directives
+
 STUB_MARK = 'raise NotImplementedError("replace this line with your code")'
-# An opening fence of a MyST directive, its name and its argument; the body runs to a closing
-# fence of the same character, at least as long.
-DIRECTIVE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[\w-]+)\}[ \t]*(?P<argument>.*)$", re.M)
-OPTION = re.compile(r"^:(?P<key>[\w-]+):[ \t]*(?P<value>.*)$")
 
 
 @dataclass(frozen=True)
@@ -34,38 +32,6 @@ class CodingExercise:
     function: str  # the name of the function the student writes
     check: str  # the name of the check the stub calls on it
     check_module: str  # where the check is imported from
-
-
-def _directives(markdown: str):
-    """(name, argument, body lines) of every top-level directive in ``markdown``."""
-    lines = markdown.splitlines()
-    index = 0
-    while index < len(lines):
-        opening = DIRECTIVE.match(lines[index])
-        if opening is None:
-            index += 1
-            continue
-        fence = opening["fence"]
-        end = next(
-            (
-                i
-                for i in range(index + 1, len(lines))
-                if set(lines[i].strip()) == {fence[0]} and len(lines[i].strip()) >= len(fence)
-            ),
-            None,
-        )
-        if end is None:
-            raise ValueError(f"the directive {lines[index]!r} is never closed")
-        yield opening["name"], opening["argument"].strip(), lines[index + 1 : end]
-        index = end + 1
-
-
-def _split_options(body: list[str]) -> tuple[dict[str, str], str]:
-    options = {}
-    while body and (option := OPTION.match(body[0])):
-        options[option["key"]] = option["value"].strip()
-        body = body[1:]
-    return options, "\n".join(body).strip()
 
 
 def _without_check_call(code: str, check: str, function: str) -> str:
@@ -108,17 +74,18 @@ def coding_exercises(text: str) -> list[CodingExercise]:
     for index, cell in enumerate(cells):
         if cell.cell_type != "markdown":
             continue
-        directives = list(_directives(cell.source))
-        for name, argument, _ in directives:
-            if name == "solution-start":
-                solutions[argument] = _solution_code(cells, index)
+        found = directives(cell.source)
+        for directive in found:
+            if directive.name == "solution-start":
+                solutions[directive.argument] = _solution_code(cells, index)
         # the stub is the code cell right after the exercise, so the exercise ends its cell
         following = cells[index + 1] if index + 1 < len(cells) else None
-        if directives and directives[-1][0] == "exercise" and following is not None:
+        if found and found[-1].name == "exercise" and following is not None:
             if STUB_MARK in following.source:
-                _, title, body = directives[-1]
-                options, prompt = _split_options(body)
-                exercises.append((options["label"], title, prompt, following.source))
+                exercise = found[-1]
+                exercises.append(
+                    (exercise.options["label"], exercise.argument, exercise.body, following.source)
+                )
     found = []
     for label, title, prompt, stub in exercises:
         if label not in solutions:
@@ -134,10 +101,9 @@ def labelled_equations(text: str) -> dict[str, str]:
     equations = {}
     for cell in jupytext.reads(text, fmt="md:myst").cells:
         if cell.cell_type == "markdown":
-            for name, _, body in _directives(cell.source):
-                options, tex = _split_options(body)
-                if name == "math" and "label" in options:
-                    equations[options["label"]] = tex
+            for directive in directives(cell.source):
+                if directive.name == "math" and "label" in directive.options:
+                    equations[directive.options["label"]] = directive.body
     return equations
 
 
