@@ -12,7 +12,7 @@ import nbformat
 import pytest
 
 from assignments.exercises import coding_exercises
-from tests.support.book import REPOSITORY_URL, ROOT, page, toc_files
+from tests.support.book import REPOSITORY_URL, ROOT, page, pin, toc_files
 
 pytestmark = pytest.mark.build
 
@@ -41,7 +41,9 @@ def test_chapter_offers_a_notebook_with_a_set_up_cell_and_its_code(built_book, n
     assert setup.cell_type == "code"
     assert f'os.environ.get("BOOK_REPOSITORY_URL", "{REPOSITORY_URL}")' in setup.source
     assert 'pip_install(f"git+{REPOSITORY}@{BRANCH}")' in setup.source
-    installs_torch = '"torch==2.13.0", "--extra-index-url", "https://download.pytorch.org/whl/cpu"'
+    installs_torch = (
+        f'"{pin("torch")}", "--extra-index-url", "https://download.pytorch.org/whl/cpu"'
+    )
     assert (installs_torch in setup.source) == (name in TORCH_PAGES)
 
 

@@ -7,7 +7,7 @@ import re
 import pytest
 import yaml
 
-from tests.support.book import ROOT
+from tests.support.book import ROOT, pin
 
 
 def pins(path):
@@ -38,7 +38,7 @@ def test_binder_installs_the_same_pinned_environment_with_cpu_torch():
     ]
     # nbgitpuller's own requirements are pinned by the book's lock
     assert {"jupyter-server", "tornado"} <= set(pins(ROOT / "requirements.txt"))
-    assert "torch==2.13.0" in (ROOT / "requirements.txt").read_text().splitlines()
+    assert pin("torch")  # the lock pins PyTorch, whose CPU build the extra index serves
     post_build = (ROOT / "binder" / "postBuild").read_text()
     assert "python -m pip install --no-deps --editable ." in post_build  # attnkit
     assert "jupytext-config set-default-viewer" in post_build
@@ -46,30 +46,18 @@ def test_binder_installs_the_same_pinned_environment_with_cpu_torch():
 
 
 def test_publish_workflow_builds_with_the_readme_command_and_deploys_the_html():
-    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "publish.yml").read_text())
-    on = workflow[True]  # YAML reads the key `on` as True
-    assert on["push"]["branches"] == ["main"] and "workflow_dispatch" in on
-    assert workflow["permissions"] == {"contents": "write", "pages": "write", "id-token": "write"}
-    build, deploy = workflow["jobs"]["build"], workflow["jobs"]["deploy"]
-    steps = build["steps"]
-    # the launch links are checked against what the publish step pushes in test_launch_buttons.py
-    assert [s["run"] for s in steps if "run" in s] == [
-        "make book",
-        "make student",
-        "python3 _ext/publish_notebooks.py _build/html --student _build/student",
-    ]
-    uses = [s["uses"] for s in steps if "uses" in s]
-    assert uses == [
-        "actions/checkout@v4",
-        "actions/setup-python@v5",
-        "actions/setup-node@v4",
-        "actions/upload-pages-artifact@v3",
-    ]
-    assert steps[-1]["with"]["path"] == "_build/html"
-    assert deploy["needs"] == "build" and deploy["environment"]["name"] == "github-pages"
-    assert deploy["steps"][0]["uses"] == "actions/deploy-pages@v4"
-    # the repository URL comes from GitHub Actions' own variables, never from the workflow
+    """What the book relies on, not the workflow written out again: it builds with the README's
+    command, publishes the notebooks with the command the launch buttons' test runs, deploys the
+    html folder, and names no repository (GitHub Actions' variables do)."""
     text = (ROOT / ".github" / "workflows" / "publish.yml").read_text()
+    workflow = yaml.safe_load(text)
+    assert workflow[True]["push"]["branches"] == ["main"]  # YAML reads the key `on` as True
+    steps = [step for job in workflow["jobs"].values() for step in job["steps"]]
+    runs = [step["run"] for step in steps if "run" in step]
+    assert {"make book", "make student"} <= set(runs)
+    assert any(run.startswith("python3 _ext/publish_notebooks.py _build/html") for run in runs)
+    (artifact,) = [s for s in steps if s.get("uses", "").startswith("actions/upload-pages")]
+    assert artifact["with"]["path"] == "_build/html"
     assert "BOOK_REPOSITORY_URL" not in text and "github.com/" not in text
 
 

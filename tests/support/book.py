@@ -26,6 +26,13 @@ REPOSITORY_VARIABLES = [
 ]
 
 
+def pin(package: str) -> str:
+    """The lock's pin of ``package``, such as ``torch==X.Y.Z``: tests read it, never restate it."""
+    lines = (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    (found,) = [line for line in lines if line.startswith(f"{package}==")]
+    return found
+
+
 def load_extension(name):
     """A Sphinx extension of _ext/, loaded from its file."""
     spec = importlib.util.spec_from_file_location(name, ROOT / "_ext" / f"{name}.py")
