@@ -35,6 +35,7 @@ import random
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -308,19 +309,21 @@ def grade_submission(
         return [
             Row(str(path), submission.metadata_assignment, "", 0, 0, status, str(error), **stamp)
         ]
-    try:
-        rows = grade_notebook(submission, assignment, note, limits, seed, slot)
-    except Exception as error:  # a fault of the grader's: say so, and go on with the others
-        rows = [
-            Row(
-                str(path),
-                assignment.name,
-                q.label,
-                0,
-                q.points,
-                GRADER_ERROR,
-                f"{type(error).__name__}: {error}",
+    faults = []
+    # A fault of the grader's own (the machine refusing a process, say) is tried once more: it
+    # must not cost the student the grade. A second one is reported, where it happened.
+    while len(faults) < 2:
+        try:
+            rows = grade_notebook(submission, assignment, note, limits, seed, slot)
+            break
+        except Exception as error:
+            where = traceback.extract_tb(error.__traceback__)[-1]
+            faults.append(
+                f"{type(error).__name__}: {error} ({Path(where.filename).name}:{where.lineno})"
             )
+    else:
+        rows = [
+            Row(str(path), assignment.name, q.label, 0, q.points, GRADER_ERROR, "; ".join(faults))
             for q in assignment.questions
         ]
     return [replace(row, **stamp) for row in rows]

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import collections
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -59,16 +58,23 @@ class ProcessEnded(RuntimeError):
     """The notebook's process is gone: it died, or it was stopped at its time limit."""
 
 
-def bubblewrap() -> str:
-    """The path of ``bwrap``, or :class:`SandboxUnavailable` saying how to get it."""
-    found = shutil.which("bwrap")
+def _program(name: str, package: str) -> str:
+    """The path of a program the sandbox needs, or :class:`SandboxUnavailable` saying how to get
+    it."""
+    found = shutil.which(name)
     if found is None:
         raise SandboxUnavailable(
-            "grading runs each notebook in a bubblewrap sandbox, and `bwrap` is not installed: "
-            "install it (Debian and Ubuntu: apt install bubblewrap; Fedora: dnf install "
-            "bubblewrap), or grade with Otter's Docker containers (otter grade)"
+            f"grading runs each notebook in a sandbox that needs `{name}`, which is not "
+            f"installed: install {package} (Debian and Ubuntu: apt install {package}; Fedora: "
+            f"dnf install {package}), or grade with Otter's Docker containers (otter grade)"
         )
     return found
+
+
+def bubblewrap() -> str:
+    """The path of ``bwrap`` (and that ``prlimit`` is there), or :class:`SandboxUnavailable`."""
+    _program("prlimit", "util-linux")
+    return _program("bwrap", "bubblewrap")
 
 
 def _read_only_paths() -> list[str]:
@@ -194,13 +200,12 @@ class NotebookProcess:
         ]
         processes = limits.processes + (0 if as_root else _processes_of_this_user())
         self._process = subprocess.Popen(
-            command,
+            [*_limits(limits, processes), *command],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             pass_fds=(child_in, child_out),
             start_new_session=True,
-            preexec_fn=lambda: _limit(limits, processes),
         )
         os.close(child_in)
         os.close(child_out)
@@ -277,17 +282,20 @@ class NotebookProcess:
         self.stop()
 
 
-def _limit(limits: Limits, processes: int) -> None:
-    """In the sandbox's first process, before it starts: limits every process inherits."""
+def _limits(limits: Limits, processes: int) -> list[str]:
+    """util-linux's ``prlimit`` setting the limits every process of the sandbox inherits, then
+    running the rest of the command. A program, not a ``preexec_fn``: Python code between fork
+    and exec can deadlock where the grader has threads (one per job)."""
     cpu = int(limits.seconds * 20) + 60  # a backstop: the grader's wall clock comes first
-    for kind, value in [
-        (resource.RLIMIT_AS, limits.memory_bytes),
-        (resource.RLIMIT_NPROC, processes),
-        (resource.RLIMIT_FSIZE, limits.disk_bytes),
-        (resource.RLIMIT_CPU, cpu),
-        (resource.RLIMIT_CORE, 0),
-    ]:
-        resource.setrlimit(kind, (value, value))
+    return [
+        _program("prlimit", "util-linux"),
+        f"--as={limits.memory_bytes}",
+        f"--nproc={processes}",
+        f"--fsize={limits.disk_bytes}",
+        f"--cpu={cpu}",
+        "--core=0",
+        "--",
+    ]
 
 
 def _death_notice(code: int | None, doing: str, limits: Limits, output: list[str]) -> str:

@@ -212,7 +212,10 @@ def test_every_chapter_with_exercises_is_an_assignment_with_its_questions():
 
 
 def test_without_bubblewrap_the_grader_refuses_and_says_how_to_get_it(monkeypatch, tmp_path):
-    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    which = sandbox.shutil.which
+    monkeypatch.setattr(
+        sandbox.shutil, "which", lambda name: None if name == "bwrap" else which(name)
+    )
     with pytest.raises(sandbox.SandboxUnavailable, match="apt install bubblewrap"):
         grade([tmp_path], tmp_path / "grades.csv")
 
@@ -224,3 +227,24 @@ def test_a_csv_of_another_format_is_not_resumed(tmp_path):
     assert read_csv(tmp_path / "missing.csv") == []
     other.write_text(",".join(COLUMNS) + "\nx,a,q,not-a-number,2,graded,m,,h,1\n")
     assert read_csv(other) == []
+
+
+def test_a_fault_of_the_graders_is_tried_again_once_then_reported(monkeypatch, tmp_path):
+    import assignments.grade as grading
+
+    path = tmp_path / "s.ipynb"
+    path.write_bytes(notebook_bytes("def my_softmax(x):\n    return x"))
+    faults = iter([OSError("no process for you"), None, OSError("one"), OSError("two")])
+
+    def flaky(submission, assignment, *args):
+        fault = next(faults)
+        if fault is not None:
+            raise fault
+        return [grading.Row(str(submission.path), assignment.name, "q", 2, 2, "graded", "ok")]
+
+    monkeypatch.setattr(grading, "grade_notebook", flaky)
+    (row,) = grading.grade_submission(path, assignments(), grading.Limits(), seed=1, slot=0)
+    assert (row.status, row.score) == ("graded", 2)
+    rows = grading.grade_submission(path, assignments(), grading.Limits(), seed=1, slot=0)
+    assert {row.status for row in rows} == {"grader error"}
+    assert rows[0].message.startswith("OSError: one (") and "; OSError: two (" in rows[0].message
