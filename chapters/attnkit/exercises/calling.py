@@ -106,7 +106,8 @@ def forbidding(names: tuple[str, ...], fn=None) -> Iterator[list[str]]:
     The tripwire replaces the helper wherever a function finds it: as an attribute of every
     module of attnkit and of the helper's own module, in ``fn``'s globals (a notebook's
     namespace), closure and default arguments. Calling it records the name in the list this
-    yields and raises :class:`ForbiddenHelper`. Everything is put back afterwards.
+    yields and raises :class:`ForbiddenHelper`. Where ``fn`` is a forbidden helper itself
+    (``my_softmax = softmax``), the list starts with its name. Everything is put back afterwards.
     """
     used: list[str] = []
     helpers = {}  # id -> (dotted name, object)
@@ -118,6 +119,11 @@ def forbidding(names: tuple[str, ...], fn=None) -> Iterator[list[str]]:
         yield used
         return
     helpers_by_name = dict(helpers.values())
+    for candidate in (fn, _unwrapped(fn)):
+        found = helpers.get(id(candidate))
+        if found is not None and found[1] is candidate:
+            used.append(found[0])
+            break
 
     wires = {}  # id of a tripwire -> the helper it stands for
 
@@ -209,27 +215,16 @@ def _replaced(defaults, replacement):
     return tuple(replacement(v) or v for v in defaults)
 
 
-def _is_forbidden_itself(fn, names: tuple[str, ...]) -> str | None:
-    """The name of the forbidden helper that ``fn`` is (``my_softmax = softmax``), if any."""
-    target = _unwrapped(fn)
-    for name in names:
-        obj = _resolve(name)
-        if obj is not None and (target is obj or fn is obj):
-            return name
-    return None
-
-
 def invoke(fn, args: tuple, forbidden: tuple[str, ...] = (), measure: bool = False) -> Outcome:
     """Call ``fn(*args)`` in this process, the helpers named in ``forbidden`` unavailable.
 
     With ``measure``, ``peak_bytes`` is the most memory the call held at once beyond what
     was allocated before it, as tracemalloc counts it (NumPy's arrays included).
     """
-    itself = _is_forbidden_itself(fn, forbidden)
-    if itself is not None:
-        return Outcome(forbidden=(itself,), args=args)
     result, error, peak = None, None, None
     with forbidding(forbidden, fn) as used:
+        if used:  # the function is a forbidden helper itself: nothing to run
+            return Outcome(forbidden=tuple(used), args=args)
         tracing = tracemalloc.is_tracing()
         if measure:
             if not tracing:
