@@ -14,10 +14,32 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-USES_TORCH = re.compile(
-    r"^\s*(import torch|from torch\b|from attnkit\.(modules|reversal|decoding)\b)", re.M
+IMPORTS_TORCH = re.compile(r"^\s*(import torch|from torch\b)", re.M)
+# attnkit's modules as a notebook or a module of attnkit imports them: from attnkit.x (or .x)
+# import ..., import attnkit.x, from attnkit (or .) import x, y
+IMPORTS_ATTNKIT = re.compile(
+    r"^\s*(?:from (?:attnkit)?\.(\w+)|import attnkit\.(\w+)|from (?:attnkit|\.) import ([\w, ()]+))",
+    re.M,
 )
+ATTNKIT = ROOT / "chapters" / "attnkit"
 USES_OTTER = re.compile(r"^\s*(import otter|from otter\b)", re.M)
+
+
+def uses_torch(code: str, seen: frozenset = frozenset()) -> bool:
+    """Whether ``code`` imports PyTorch, itself or through the attnkit modules it imports (read
+    from their files, so that a new module that needs PyTorch is found without a list)."""
+    if IMPORTS_TORCH.search(code):
+        return True
+    modules = {
+        name
+        for match in IMPORTS_ATTNKIT.findall(code)
+        for name in re.findall(r"\w+", " ".join(match))
+    } - seen
+    return any(
+        uses_torch((ATTNKIT / f"{module}.py").read_text(encoding="utf-8"), seen | modules)
+        for module in modules
+        if (ATTNKIT / f"{module}.py").is_file()
+    )
 
 
 def pinned(package: str) -> str:
@@ -32,7 +54,7 @@ def setup_cell(repository: dict | None, code: str) -> str:
     url = f'"{repository["url"]}"' if repository else "None"
     branch = repository["branch"] if repository else "main"
     installs = ""
-    if USES_TORCH.search(code):
+    if uses_torch(code):
         installs += f"""
 if importlib.util.find_spec("torch") is None:  # the CPU build, not the multi-GB CUDA one
     pip_install("{pinned("torch")}", "--extra-index-url", "{TORCH_CPU_INDEX}")"""

@@ -12,6 +12,7 @@ from assignments.build import chapters_with_exercises, write_master
 from tests.support.book import REPOSITORY_URL, load_extension
 
 setup_cell = load_extension("setup_cell").setup_cell
+uses_torch = load_extension("setup_cell").uses_torch
 REPOSITORY = load_extension("launch_buttons").find_repository(
     {"BOOK_REPOSITORY_URL": REPOSITORY_URL}, None
 )
@@ -50,3 +51,23 @@ def test_set_up_cell_installs_nothing_in_the_books_environment(code, tmp_path):
         text=True,
     )
     assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.parametrize(
+    "code, torch",
+    [
+        ("import numpy as np\nfrom attnkit.core import softmax", False),
+        ("from attnkit.plots import plot_attention", False),
+        ("import torch", True),
+        ("    from torch import nn", True),
+        ("from attnkit.modules import EncoderLayer", True),
+        ("import attnkit.modules", True),
+        ("from attnkit import core, modules", True),
+        ("from attnkit.transformer import EncoderDecoderTransformer", True),  # via .modules too
+        ("from attnkit.exercises.attention import check_softmax", False),
+    ],
+)
+def test_the_set_up_cell_installs_pytorch_where_the_code_needs_it(code, torch):
+    """Read from attnkit's own modules, followed through their imports: no list to keep."""
+    assert uses_torch(code) == torch
+    assert ('pip_install("torch==' in setup_cell(REPOSITORY, code)) == torch
