@@ -19,6 +19,11 @@ The student edition's buttons open its own notebooks, without solutions, which t
 publishes under ``STUDENT_FOLDER/`` on the same branch. Colab opens them there; Binder starts
 the book's environment (the branch built, with its ``binder/``) and pulls the notebooks branch
 into it with nbgitpuller (``binder/requirements.txt``), then opens the student notebook.
+
+Why not the theme's own ``launch_buttons`` settings: they take the repository from
+``_config.yml`` (where its URL must not be written), point Colab at the page's source on the
+branch built (a MyST ``.md`` file, which Colab cannot open), and have no nbgitpuller link for
+the student edition.
 """
 
 from __future__ import annotations

@@ -14,6 +14,10 @@ With the environment variable ``BOOK_EDITION=student`` (``make student`` sets it
 - the page sources under ``_sources/`` are replaced by the same text with the same parts removed
   (:func:`strip_solutions`), and the notebooks extension builds the downloadable notebooks from
   that text too.
+
+Why not sphinx-exercise's own ``hide_solutions``: it drops the ``solution`` directive only, and
+keeps the gated ``solution-start``/``solution-end`` form (the chapters' code solutions), the
+"Answers to" dropdowns, the labels in ``objects.inv`` and the sources.
 """
 
 from __future__ import annotations
