@@ -1,15 +1,26 @@
 """attnkit: the small helper library shared by the chapters of *Attention, step by step*.
 
 - ``core``: attention in NumPy (softmax in two forms, dot-product attention, masks,
-  self-attention, scaled dot-product, multi-head and grouped-query attention, positional
-  encoding, sliding-window masks)
-- ``modules``: the same in PyTorch (``nn.Module``), checked against torch's own
+  self-attention, scaled dot-product, multi-head and grouped-query attention, RMSNorm,
+  positional encoding, sliding-window masks)
+- ``modules``: the same in PyTorch (``nn.Module``; an encoder layer post-norm or pre-norm,
+  with LayerNorm or RMSNorm, and QK-norm), checked against torch's own
+- ``relative_position``: positions in the score, in NumPy: rotary position embedding (both
+  layouts of its pairs, its frequencies and their rescaling for long contexts) and ALiBi
+- ``relative_position_modules``: the same in PyTorch (``nn.Module``), checked against torch's
+  complex arithmetic and ``F.scaled_dot_product_attention``
 - ``rules``: every input rule, written once and called by ``core`` and ``modules``
 - ``plots``: matplotlib heatmaps of attention weights
 - ``heatmap``: the interactive attention heatmap (anywidget; computed in the browser)
 - ``reversal``: the capstone's task and tiny Transformer, built from ``modules``
+- ``transformer``: the encoder-decoder Transformer (decoder layers with cross-attention),
+  built from ``modules`` and checked against ``nn.Transformer``
+- ``transformer_numpy``: its forward pass in NumPy, composed from ``core``
 - ``streaming``: attention computed block by block over the keys (the online softmax)
 - ``decoding``: a key-value cache and a tiny decoder that generates with or without it
+- ``kv_calculator``: the key-value cache's size, the bytes a decoding step reads and the largest
+  batch that fits in memory, as a formula and as an interactive calculator (anywidget; computed
+  in the browser)
 - ``exercises``: ``check_*`` functions for the coding exercises, one module per chapter
 - ``recorded``: benchmark figures recorded on a named machine (``data/``), shown by chapter 7
 """

@@ -20,6 +20,7 @@ from .rules import (
     check_attention_shapes,
     check_axis,
     check_batch_ndim,
+    check_exp_sums,
     check_floats,
     check_grouped_qkv_shapes,
     check_head_mask,
@@ -29,9 +30,13 @@ from .rules import (
     check_mask_dtype,
     check_mask_fits,
     check_masks_combine,
+    check_norm_input,
+    check_norm_weight,
     check_projections,
     check_qkv_shapes,
+    check_scores_finite,
     check_tokens,
+    optional_eps,
     positive_finite,
     positive_int,
 )
@@ -110,21 +115,13 @@ def softmax_matrix_form(logits, axis: int = 0) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):  # checked below, row by row
         e = np.exp(moved)
         sums = e @ np.ones((n, n), dtype=a.dtype)
-    finfo = np.finfo(a.dtype)
-    if not np.all(np.isfinite(sums)):
-        raise FloatingPointError(
-            f"exp overflowed: a sum of exp(logits) exceeds the largest {a.dtype}, "
-            f"{finfo.max:.4g} (the largest logit is {a.max():.6g}; exp alone overflows above "
-            f"log(max {a.dtype}) = {np.log(finfo.max):.2f}); use softmax(), which subtracts "
-            "the maximum"
-        )
-    # a sum below the smallest normal number has lost its digits (and 1/sum may be inf)
-    if np.any(sums < finfo.tiny):
-        raise FloatingPointError(
-            "every exp() along the axis underflowed to 0 or to a subnormal number, so the sum "
-            "has lost its precision (and 0/0 would be NaN); use softmax(), which subtracts "
-            "the maximum"
-        )
+    check_exp_sums(
+        a.dtype,
+        finite=bool(np.all(np.isfinite(sums))),
+        # a sum below the smallest normal number has lost its digits (and 1/sum may be inf)
+        normal=not np.any(sums < np.finfo(a.dtype).tiny),
+        largest_logit=float(a.max()),
+    )
     return np.moveaxis(e * np.reciprocal(sums), -1, axis)
 
 
@@ -289,8 +286,7 @@ def scaled_dot_product_attention(
     scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else positive_finite(scale, "scale")
     scores = q @ np.swapaxes(k, -1, -2)  # (..., m, n), a fresh array
     scores *= np.asarray(scale, dtype=scores.dtype)  # in place: see _softmax_in_place
-    if not np.all(np.isfinite(scores)):
-        raise ValueError("the scores overflowed to infinity: the queries and keys are too large")
+    check_scores_finite(bool(np.all(np.isfinite(scores))))
     weights = _masked_softmax_in_place(scores, mask, all_masked)
     return weights @ v, weights
 
@@ -307,25 +303,6 @@ def self_attention(X, *, mask=None, scale: float = 1.0, all_masked: str = "raise
     x = as_float_array(X, "X")
     check_tokens("X", x.shape, "(n, d)")
     return scaled_dot_product_attention(x, x, x, mask=mask, scale=scale, all_masked=all_masked)
-
-
-# --- Positional encoding -----------------------------------------------------
-
-__all__ += ["sinusoidal_positional_encoding"]
-
-
-def sinusoidal_positional_encoding(n: int, d: int) -> np.ndarray:
-    """The Transformer's sinusoidal positional encoding, shape ``(n, d)``.
-
-    Row ``p`` encodes position ``p``: ``PE[p, 2i] = sin(p / 10000^(2i/d))`` and
-    ``PE[p, 2i+1] = cos(p / 10000^(2i/d))``. For odd ``d`` the last column is a
-    sine (there are ``ceil(d/2)`` sine and ``floor(d/2)`` cosine columns).
-    """
-    n, d = positive_int(n, "n"), positive_int(d, "d")
-    positions = np.arange(n)[:, None]  # (n, 1)
-    pair = np.arange(d) // 2  # (d,): 0, 0, 1, 1, 2, ...
-    angles = positions / 10000.0 ** (2 * pair / d)  # (n, d)
-    return np.where(np.arange(d) % 2 == 0, np.sin(angles), np.cos(angles))
 
 
 # --- Chapter 4: multi-head attention -------------------------------------------
@@ -412,6 +389,66 @@ def multi_head_attention(
         mask = mask.reshape(mask.shape[:-2] + (1,) + mask.shape[-2:])  # (..., 1, m, n): every head
     heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, all_masked=all_masked)
     return merge_heads(heads) @ wo, weights  # (..., m, d_out), (..., h, m, n)
+
+
+# --- Chapter 4: RMSNorm, the normalisation of current language models --------------------------
+#
+# LayerNorm (nn.LayerNorm) subtracts each row's mean and divides by its standard deviation;
+# RMSNorm (Zhang and Sennrich, 2019) only divides by the root mean square. Pre-norm layers of
+# current models normalise every sub-layer's input with it, and QK-norm normalises each head's
+# queries and keys with it (attnkit.modules.RMSNorm and MultiHeadAttention(qk_norm=True)).
+
+__all__ += ["rms_norm"]
+
+
+def rms_norm(x, weight=None, *, eps=None) -> np.ndarray:
+    """RMSNorm along the last axis: ``x / sqrt(mean(x**2) + eps) * weight``.
+
+    ``x`` is ``(..., d)``; ``weight`` (the learned gain, ``(d,)``) defaults to ones; ``eps``
+    defaults to the machine epsilon of ``x``'s dtype, as in ``torch.nn.functional.rms_norm``.
+    Unlike LayerNorm nothing is subtracted: a row keeps its mean, and only its root mean
+    square is set to 1 (with ``eps`` = 0 and unit gains).
+
+    Each row is first divided by ``s = max(max|x|, sqrt(eps))``, which changes nothing on
+    paper (``x/s / sqrt(mean((x/s)**2) + eps/s**2)`` is the same number) but keeps every
+    square at most 1, so that ``x**2`` cannot overflow, as subtracting the maximum keeps
+    :func:`softmax` from overflowing. The dtype (float32/float64) is kept.
+    """
+    a = as_float_array(x, "x")
+    check_norm_input("x", a.shape)
+    eps = optional_eps(eps)
+    eps = float(np.finfo(a.dtype).eps) if eps is None else eps
+    scale = np.maximum(np.abs(a).max(axis=-1, keepdims=True), np.sqrt(eps)).astype(a.dtype)
+    scale[scale == 0] = 1  # a zero row whose sqrt(eps) underflowed in the dtype: it stays 0
+    y = a / scale  # (..., d), every entry in [-1, 1]
+    with np.errstate(under="ignore"):  # eps / s**2 may underflow to 0: the right answer
+        root = np.sqrt(np.mean(y * y, axis=-1, keepdims=True) + eps / scale / scale)
+    root[root == 0] = 1  # only a zero row can get here: 0 / 1, not 0 / 0
+    out = y / root
+    if weight is None:
+        return out
+    w = as_float_array(weight, "weight")
+    check_norm_weight(w.shape, a.shape)
+    return out * w
+
+
+# --- Chapter 5: positional encoding ---------------------------------------------
+
+__all__ += ["sinusoidal_positional_encoding"]
+
+
+def sinusoidal_positional_encoding(n: int, d: int) -> np.ndarray:
+    """The Transformer's sinusoidal positional encoding, shape ``(n, d)``.
+
+    Row ``p`` encodes position ``p``: ``PE[p, 2i] = sin(p / 10000^(2i/d))`` and
+    ``PE[p, 2i+1] = cos(p / 10000^(2i/d))``. For odd ``d`` the last column is a
+    sine (there are ``ceil(d/2)`` sine and ``floor(d/2)`` cosine columns).
+    """
+    n, d = positive_int(n, "n"), positive_int(d, "d")
+    positions = np.arange(n)[:, None]  # (n, 1)
+    pair = np.arange(d) // 2  # (d,): 0, 0, 1, 1, 2, ...
+    angles = positions / 10000.0 ** (2 * pair / d)  # (n, d)
+    return np.where(np.arange(d) % 2 == 0, np.sin(angles), np.cos(angles))
 
 
 # --- Chapter 7: attention at scale -----------------------------------------------

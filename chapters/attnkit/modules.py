@@ -38,8 +38,7 @@ def _dtype_name(t: torch.Tensor) -> str:
 def _check_input(t, name: str, *, finite: bool = True) -> None:
     """The NumPy half's input rule: floating-point numbers, all of them finite (unless not
     ``finite``). A tensor on the meta device holds no numbers, so none is checked there."""
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    rules.check_tensor(name, type(t).__name__, is_tensor=isinstance(t, torch.Tensor))
     is_float = t.is_floating_point()
     read_numbers = finite and is_float and not t.is_meta
     rules.check_floats(
@@ -164,9 +163,38 @@ class QKVAttention(nn.Module):
         return self.attend(q, k, v, mask)
 
 
-# --- Chapter 4: multi-head attention and an encoder layer ----------------------
+# --- Chapter 4: multi-head attention, RMSNorm and an encoder layer -------------
 
-__all__ += ["MultiHeadAttention", "EncoderLayer"]
+__all__ += ["RMSNorm", "MultiHeadAttention", "EncoderLayer"]
+
+
+class RMSNorm(nn.Module):
+    """RMSNorm over the last axis (Zhang and Sennrich, 2019), with a learned gain.
+
+    ``forward(x)`` takes ``x`` ``(..., d)`` and returns ``x / sqrt(mean(x**2) + eps) *
+    weight``, of the same shape: each row is divided by its root mean square, and nothing is
+    subtracted (LayerNorm also subtracts the row's mean, and adds a bias). ``weight`` ``(d,)``
+    starts at ones. ``eps=None`` takes the machine epsilon of ``x``'s dtype, as
+    ``nn.RMSNorm`` does; the parameter has ``nn.RMSNorm``'s name, so ``load_state_dict``
+    copies one into the other. The formula is written out here; the tests check it against
+    ``F.rms_norm`` and ``nn.RMSNorm``. :func:`attnkit.core.rms_norm` is the NumPy twin.
+    """
+
+    def __init__(self, d: int, eps: float | None = None):
+        super().__init__()
+        self.d = rules.positive_int(d, "d")
+        self.eps = rules.optional_eps(eps)
+        self.weight = nn.Parameter(torch.ones(self.d))
+
+    def forward(self, x):
+        _check_input(x, "x")
+        rules.check_norm_input("x", x.shape, self.d)
+        eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
+        mean_square = x.pow(2).mean(dim=-1, keepdim=True)  # (..., 1)
+        return x * torch.rsqrt(mean_square + eps) * self.weight  # (..., d)
+
+    def extra_repr(self) -> str:
+        return f"d={self.d}, eps={self.eps}"
 
 
 class MultiHeadAttention(nn.Module):
@@ -179,6 +207,11 @@ class MultiHeadAttention(nn.Module):
     of shape ``(h*d_v, d_model)``. ``bias`` adds a bias to all four, as
     ``nn.MultiheadAttention`` does by default; ``dropout`` drops attention
     weights in training mode, as there (see :class:`ScaledDotProductAttention`).
+    ``qk_norm=True`` adds QK-norm: each head's queries and keys pass through an
+    :class:`RMSNorm` of width ``d_k`` (``q_norm`` and ``k_norm``, one gain shared by the
+    heads, as in Qwen3 and Gemma 3) after the split and before the scores, so that every
+    score lies within ``sqrt(d_k)`` times the largest ``|q_norm.weight * k_norm.weight|``
+    of zero, however large the projections grow.
 
     ``forward(x_query, x_source=None, mask=None, average_weights=False)``:
     ``x_query`` is ``(..., m, d_model)``; ``x_source`` (``(..., n,
@@ -200,6 +233,7 @@ class MultiHeadAttention(nn.Module):
         *,
         bias: bool = True,
         dropout: float = 0.0,
+        qk_norm: bool = False,
         all_masked: str = "raise",
     ):
         super().__init__()
@@ -210,6 +244,8 @@ class MultiHeadAttention(nn.Module):
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
+        self.q_norm = RMSNorm(self.d_k) if qk_norm else None  # QK-norm: per head, over d_k
+        self.k_norm = RMSNorm(self.d_k) if qk_norm else None
         self.attend = ScaledDotProductAttention(all_masked=all_masked, dropout=dropout)
 
     def split_heads(self, x):
@@ -233,6 +269,8 @@ class MultiHeadAttention(nn.Module):
         q = self.split_heads(self.w_q(x_query))  # (..., h, m, d_k)
         k = self.split_heads(self.w_k(x_source))  # (..., h, n, d_k)
         v = self.split_heads(self.w_v(x_source))  # (..., h, n, d_k)
+        if self.q_norm is not None:  # QK-norm: each head's queries and keys, RMS 1
+            q, k = self.q_norm(q), self.k_norm(k)
         heads, weights = self.attend(q, k, v, mask)  # (..., h, m, d_k), (..., h, m, n)
         out = self.w_o(self.merge_heads(heads))  # (..., m, d_model)
         if average_weights:
@@ -251,11 +289,9 @@ class MultiHeadAttention(nn.Module):
         rounded. Only plain layers are supported (no ``kdim``/``vdim``,
         ``add_bias_kv`` or ``add_zero_attn``).
         """
-        if not mha._qkv_same_embed_dim or mha.bias_k is not None or mha.add_zero_attn:
-            raise ValueError(
-                "only nn.MultiheadAttention without kdim/vdim, add_bias_kv and "
-                "add_zero_attn can be copied"
-            )
+        rules.check_copyable_attention(
+            plain=mha._qkv_same_embed_dim and mha.bias_k is None and not mha.add_zero_attn
+        )
         d = mha.embed_dim
         bias = mha.in_proj_bias is not None
         ours = cls(d, mha.num_heads, bias=bias, dropout=mha.dropout, all_masked=all_masked)
@@ -269,20 +305,26 @@ class MultiHeadAttention(nn.Module):
         return ours
 
     def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, h={self.h}, d_k={self.d_k}"
+        return (
+            f"d_model={self.d_model}, h={self.h}, d_k={self.d_k}, qk_norm={self.q_norm is not None}"
+        )
 
 
 class EncoderLayer(nn.Module):
-    """One Transformer encoder layer, post-norm as in Vaswani et al. (2017).
+    """One Transformer encoder layer: post-norm as in Vaswani et al. (2017), or pre-norm.
 
-    ``x -> LayerNorm(x + MultiHeadAttention(x))`` (self-attention and a
-    residual connection), then ``x -> LayerNorm(x + FFN(x))`` with the
-    position-wise feed-forward network ``FFN(x) = ReLU(x W_1 + b_1) W_2 +
-    b_2`` of inner width ``d_ff``. ``bias=False`` leaves out the biases of the
-    FFN and of the LayerNorms, ``attention_bias=False`` those of the four
-    attention projections, so that each head's weights are exactly
-    ``softmax(X W_Q^i (X W_K^i)^T / sqrt(d_k))`` (``nn.TransformerEncoderLayer``'s
-    one ``bias`` sets both).
+    Post-norm (the default): ``x -> LayerNorm(x + MultiHeadAttention(x))``
+    (self-attention and a residual connection), then ``x -> LayerNorm(x + FFN(x))`` with
+    the position-wise feed-forward network ``FFN(x) = ReLU(x W_1 + b_1) W_2 + b_2`` of
+    inner width ``d_ff``. ``norm_first=True`` gives the pre-norm layer of GPT-2 and later
+    models, ``x -> x + MultiHeadAttention(Norm(x))`` then ``x -> x + FFN(Norm(x))``
+    (``nn.TransformerEncoderLayer(norm_first=True)``); a stack of them needs one more norm
+    after its last layer. ``norm="rms"`` replaces both LayerNorms by :class:`RMSNorm`, and
+    ``qk_norm=True`` adds QK-norm to the attention (see :class:`MultiHeadAttention`).
+    ``bias=False`` leaves out the biases of the FFN and of the LayerNorms,
+    ``attention_bias=False`` those of the four attention projections, so that each head's
+    weights are exactly ``softmax(X W_Q^i (X W_K^i)^T / sqrt(d_k))``
+    (``nn.TransformerEncoderLayer``'s one ``bias`` sets both).
 
     ``dropout`` (default 0) acts in training mode at the four sites of
     ``nn.TransformerEncoderLayer``: the attention weights, the attention
@@ -306,26 +348,42 @@ class EncoderLayer(nn.Module):
         dropout: float = 0.0,
         bias: bool = True,
         attention_bias: bool = True,
+        norm_first: bool = False,
+        norm: str = "layer",
+        qk_norm: bool = False,
         all_masked: str = "raise",
     ):
         super().__init__()
         d_ff = rules.positive_int(d_ff, "d_ff")
+        rules.check_norm(norm)
         self.self_attn = MultiHeadAttention(
-            d_model, h, bias=attention_bias, dropout=dropout, all_masked=all_masked
+            d_model, h, bias=attention_bias, dropout=dropout, qk_norm=qk_norm, all_masked=all_masked
         )
         d_model = self.self_attn.d_model
+        self.norm_first = bool(norm_first)
         self.linear1 = nn.Linear(d_model, d_ff, bias=bias)
         self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
-        self.norm1 = nn.LayerNorm(d_model, bias=bias)
-        self.norm2 = nn.LayerNorm(d_model, bias=bias)
+        if norm == "layer":
+            self.norm1 = nn.LayerNorm(d_model, bias=bias)
+            self.norm2 = nn.LayerNorm(d_model, bias=bias)
+        else:
+            self.norm1, self.norm2 = RMSNorm(d_model), RMSNorm(d_model)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x, mask=None):
+        if self.norm_first:  # pre-norm: the residual path x is never normalised
+            attended, weights = self.self_attn(self.norm1(x), mask=mask)  # (..., n, d)
+            x = x + self._dropout_sequence_first(attended)
+            return x + self._feed_forward(self.norm2(x)), weights
         attended, weights = self.self_attn(x, mask=mask)  # (..., n, d), (..., h, n, n)
         x = self.norm1(x + self._dropout_sequence_first(attended))  # residual, then LayerNorm
-        inner = self.dropout(torch.relu(self.linear1(x)))  # (..., n, d_ff)
-        x = self.norm2(x + self.dropout(self.linear2(inner)))  # (..., n, d)
+        x = self.norm2(x + self._feed_forward(x))  # (..., n, d)
         return x, weights
+
+    def _feed_forward(self, x):
+        """``FFN(x)`` with its two dropouts: inside, after the ReLU, and on its output."""
+        inner = self.dropout(torch.relu(self.linear1(x)))  # (..., n, d_ff)
+        return self.dropout(self.linear2(inner))  # (..., n, d)
 
     def _dropout_sequence_first(self, x):
         """Dropout of the attention output ``(b, n, d)``, its random numbers drawn for ``(n, b, d)``.
@@ -342,15 +400,15 @@ class EncoderLayer(nn.Module):
     def from_torch(
         cls, layer: nn.TransformerEncoderLayer, *, all_masked: str = "raise"
     ) -> EncoderLayer:
-        """A copy of a post-norm, ReLU ``nn.TransformerEncoderLayer``'s weights and dropout.
+        """A copy of a ReLU ``nn.TransformerEncoderLayer``'s weights and dropout, post-norm or
+        pre-norm (``norm_first``).
 
         The copy has the layer's dtype, so nothing is rounded, and its biases
         (or none, for ``bias=False``). LayerNorm's eps must be the default 1e-5.
         """
-        if layer.norm_first or layer.activation_relu_or_gelu != 1:
-            raise ValueError("only post-norm (norm_first=False) layers with ReLU can be copied")
-        if layer.norm1.eps != 1e-5 or layer.norm2.eps != 1e-5:
-            raise ValueError("only layers with LayerNorm eps = 1e-5 can be copied")
+        rules.check_copyable_encoder_layer(
+            relu=layer.activation_relu_or_gelu == 1, eps=(layer.norm1.eps, layer.norm2.eps)
+        )
         attn = layer.self_attn
         ours = cls(
             attn.embed_dim,
@@ -359,6 +417,7 @@ class EncoderLayer(nn.Module):
             dropout=layer.dropout.p,
             bias=layer.linear1.bias is not None,
             attention_bias=attn.in_proj_bias is not None,
+            norm_first=layer.norm_first,
             all_masked=all_masked,
         )
         ours = ours.to(attn.in_proj_weight.dtype)

@@ -37,6 +37,8 @@ __all__ = [
     "check_qkv_shapes",
     "check_attention_shapes",
     "check_grouped_qkv_shapes",
+    "check_kv_heads",
+    "check_safe_integer",
     "check_projections",
     "check_head_mask",
     "check_index",
@@ -46,6 +48,24 @@ __all__ = [
     "check_token_ids",
     "check_token_range",
     "check_max_len",
+    "check_exp_sums",
+    "check_scores_finite",
+    "check_tensor",
+    "check_copyable_attention",
+    "check_copyable_encoder_layer",
+    "check_norm",
+    "check_norm_input",
+    "check_norm_weight",
+    "optional_eps",
+    "check_pairing",
+    "check_rotary_input",
+    "check_even_width",
+    "check_positions",
+    "check_frequencies",
+    "check_frequency_list",
+    "check_frequency_factors",
+    "check_integer_positions",
+    "check_position_range",
 ]
 
 ALL_MASKED_CHOICES = ("raise", "zero")
@@ -273,6 +293,28 @@ def check_grouped_qkv_shapes(q_shape, k_shape, v_shape) -> tuple:
     )
 
 
+def check_kv_heads(query_heads: int, kv_heads: int) -> None:
+    """ValueError unless ``kv_heads`` key-value heads can each serve the same number of the
+    ``query_heads`` query heads, that is, unless ``kv_heads`` divides ``query_heads`` (the key-value
+    cache calculator's rule; its front end, kv_calculator.js, words it the same)."""
+    if query_heads % kv_heads:
+        raise ValueError(
+            f"{query_heads} query heads cannot be shared equally by {kv_heads} key-value heads: "
+            "the number of query heads must be a multiple of the number of key-value heads"
+        )
+
+
+SAFE_INTEGER = 2**53 - 1  # the largest integer JavaScript's numbers hold exactly
+
+
+def check_safe_integer(value: int, name: str) -> int:
+    """``value`` if a JavaScript number holds it exactly (at most 2**53 - 1, as a widget's
+    front end receives it), else ValueError."""
+    if value > SAFE_INTEGER:
+        raise ValueError(f"{name} must be at most {SAFE_INTEGER:,}, got {value:,}")
+    return value
+
+
 def check_projections(query_shape, source_shape, W_Q, W_K, W_V, W_O, h: int) -> None:
     """ValueError naming the shapes unless the matrices of a multi-head layer with ``h`` heads
     fit its inputs ``X_query`` ``(..., m, d_model)`` and ``X_source`` ``(..., n, d_source)``:
@@ -323,6 +365,103 @@ def check_index(value: int, count: int, name: str, what: str) -> None:
     """ValueError unless ``value`` indexes one of ``count`` things (``what``, e.g. "heads")."""
     if not 0 <= value < count:
         raise ValueError(f"{name} must be one of 0 .. {count - 1} (the {what}), got {value}")
+
+
+# --- numbers that overflow: the matrix form of the softmax, the scores ------------------------
+
+
+def check_exp_sums(dtype, *, finite: bool, normal: bool, largest_logit: float) -> None:
+    """The sums of exponentials of chapter 1's matrix form, which subtracts no maximum:
+    FloatingPointError unless every sum is ``finite`` and, ``normal``, at least the smallest
+    normal number of ``dtype`` (below it the sum has lost its digits, and 1/sum may be inf)."""
+    dtype = np.dtype(dtype)
+    finfo = np.finfo(dtype)
+    if not finite:
+        raise FloatingPointError(
+            f"exp overflowed: a sum of exp(logits) exceeds the largest {dtype}, "
+            f"{finfo.max:.4g} (the largest logit is {largest_logit:.6g}; exp alone overflows "
+            f"above log(max {dtype}) = {np.log(finfo.max):.2f}); use softmax(), which subtracts "
+            "the maximum"
+        )
+    if not normal:
+        raise FloatingPointError(
+            "every exp() along the axis underflowed to 0 or to a subnormal number, so the sum "
+            "has lost its precision (and 0/0 would be NaN); use softmax(), which subtracts "
+            "the maximum"
+        )
+
+
+def check_scores_finite(finite: bool) -> None:
+    """ValueError unless the scores ``Q K^T * scale`` of finite queries and keys are ``finite``."""
+    if not finite:
+        raise ValueError("the scores overflowed to infinity: the queries and keys are too large")
+
+
+# --- PyTorch's own layers, copied by the modules' from_torch ---------------------------------
+
+
+def check_tensor(name: str, type_name: str, *, is_tensor: bool) -> None:
+    """TypeError unless the input is a ``torch.Tensor`` (``type_name``: what it is instead)."""
+    if not is_tensor:
+        raise TypeError(f"{name} must be a torch.Tensor, got {type_name}")
+
+
+def check_copyable_attention(*, plain: bool) -> None:
+    """ValueError unless an ``nn.MultiheadAttention`` is ``plain``: no kdim/vdim, no
+    add_bias_kv, no add_zero_attn (the book's layer has none of them)."""
+    if not plain:
+        raise ValueError(
+            "only nn.MultiheadAttention without kdim/vdim, add_bias_kv and "
+            "add_zero_attn can be copied"
+        )
+
+
+def check_copyable_encoder_layer(*, relu: bool, eps: tuple) -> None:
+    """ValueError unless an ``nn.TransformerEncoderLayer`` uses ReLU and LayerNorms whose
+    ``eps`` are all the default 1e-5 (pre-norm and post-norm layers are both copied)."""
+    if not relu:
+        raise ValueError("only layers with ReLU (activation='relu') can be copied")
+    if any(value != 1e-5 for value in eps):
+        raise ValueError("only layers with LayerNorm eps = 1e-5 can be copied")
+
+
+# --- normalisation: LayerNorm or RMSNorm, and its input -----------------------------------------
+
+NORM_CHOICES = ("layer", "rms")
+
+
+def check_norm(choice: str) -> None:
+    """ValueError unless ``choice`` names a normalisation: ``"layer"`` or ``"rms"``."""
+    if choice not in NORM_CHOICES:
+        raise ValueError(f"norm must be 'layer' (LayerNorm) or 'rms' (RMSNorm), got {choice!r}")
+
+
+def check_norm_input(name: str, shape, width: int | None = None) -> None:
+    """ValueError unless ``shape`` is ``(..., d)`` with ``d >= 1`` (a norm acts on the last axis)
+    and, where ``width`` is given, ``d == width``."""
+    shape = tuple(shape)
+    check_axis(name, shape, -1)
+    if width is not None and shape[-1] != width:
+        raise ValueError(
+            f"{name} of shape {shape} must have a last axis of {width} entries, the width "
+            "the norm was made for"
+        )
+
+
+def check_norm_weight(weight_shape, x_shape) -> None:
+    """ValueError naming both shapes unless the gain has one entry per entry of ``x``'s last
+    axis, ``(d,)``."""
+    weight_shape, x_shape = tuple(weight_shape), tuple(x_shape)
+    if weight_shape != x_shape[-1:]:
+        raise ValueError(
+            f"weight of shape {weight_shape} does not fit x of shape {x_shape}: give one gain "
+            f"per entry of the last axis, shape ({x_shape[-1]},)"
+        )
+
+
+def optional_eps(value) -> float | None:
+    """``None`` (the dtype's machine epsilon, decided later) or a positive finite ``eps``."""
+    return None if value is None else positive_finite(value, "eps")
 
 
 # --- inputs that join state: a cache, a layer's weights, a buffer ----------------------------
@@ -402,4 +541,103 @@ def check_max_len(length: int, max_len: int, owner: str) -> None:
             f"positions up to {length - 1} do not fit max_len = {max_len} (the sequence has "
             f"length {length}, longer than max_len = {max_len}): create the {owner} with "
             f"max_len >= {length}"
+        )
+
+
+# --- relative positions: rotary position embedding (attnkit.relative_position) ---------------
+
+PAIRINGS = ("adjacent", "half")
+
+
+def check_pairing(pairing: str) -> None:
+    """ValueError unless ``pairing`` names one of the two layouts of rotary pairs."""
+    if pairing not in PAIRINGS:
+        raise ValueError(
+            f"pairing must be 'adjacent' (columns 2i and 2i+1, as in the RoFormer paper) or "
+            f"'half' (columns i and i + d/2, as in GPT-NeoX), got {pairing!r}"
+        )
+
+
+def check_rotary_input(name: str, shape) -> int:
+    """ValueError unless ``shape`` is ``(..., n, d)`` with ``n >= 1`` and an even ``d >= 2``
+    (rotary position embedding turns the columns in pairs); returns ``d``."""
+    shape = tuple(shape)
+    check_batch_ndim(name, shape, "(n, d)", 2)
+    if shape[-2] == 0:
+        raise ValueError(f"{name} of shape {shape} has no token (n = 0)")
+    check_even_width(shape[-1], f"{name} of shape {shape}")
+    return shape[-1]
+
+
+def check_even_width(d: int, what: str = "d") -> None:
+    """ValueError unless the width ``d`` (of ``what``) is even and at least 2: rotary position
+    embedding turns the columns in pairs."""
+    if d < 2 or d % 2:
+        raise ValueError(
+            f"{what} must have an even width d >= 2: rotary position embedding turns the "
+            f"columns in pairs, and d = {d}"
+        )
+
+
+def check_positions(shape, x_name: str, x_shape) -> None:
+    """ValueError naming both shapes unless the positions are ``(n,)``, one per token of
+    ``x_name`` of shape ``(..., n, d)``."""
+    shape, x_shape = tuple(shape), tuple(x_shape)
+    if len(shape) != 1 or shape[0] != x_shape[-2]:
+        raise ValueError(
+            f"positions of shape {shape} do not fit {x_name} of shape {x_shape}: give one "
+            f"position per token, shape ({x_shape[-2]},)"
+        )
+
+
+def check_frequencies(shape, d: int) -> None:
+    """ValueError naming the shape unless there is one frequency per pair of columns,
+    ``(d/2,)``."""
+    shape = tuple(shape)
+    if shape != (d // 2,):
+        raise ValueError(
+            f"frequencies of shape {shape} do not fit d = {d}: give one frequency per pair "
+            f"of columns, shape ({d // 2},)"
+        )
+
+
+def check_frequency_list(shape, *, positive: bool) -> None:
+    """ValueError naming the shape unless the frequencies are one row, ``(d/2,)``, of
+    ``positive`` numbers (each a pair's angle per position)."""
+    shape = tuple(shape)
+    if len(shape) != 1 or not positive:
+        raise ValueError(
+            f"frequencies of shape {shape} must be a 1-D array of positive numbers, one per "
+            "pair of columns"
+        )
+
+
+def check_frequency_factors(factor: float, low: float, high: float) -> None:
+    """ValueError unless a frequency-dependent scaling stretches (``factor >= 1``) and its
+    band of blended wavelengths is not empty (``high > low``)."""
+    if factor < 1:
+        raise ValueError(f"factor must be at least 1 (it stretches wavelengths), got {factor}")
+    if not high > low:
+        raise ValueError(
+            f"high_freq_factor ({high}) must be larger than low_freq_factor ({low}): "
+            "between the two wavelengths they set, the frequencies are blended"
+        )
+
+
+def check_integer_positions(shape, dtype, *, is_int: bool) -> None:
+    """TypeError unless the positions are integers, rows of a module's tables."""
+    if not is_int:
+        raise TypeError(
+            f"positions of shape {tuple(shape)} must be integers (the rows of the tables), "
+            f"got dtype {dtype}"
+        )
+
+
+def check_position_range(low: int, high: int, max_len: int) -> None:
+    """ValueError unless the positions, from ``low`` to ``high``, lie in ``0 .. max_len - 1``,
+    the positions a module's tables hold."""
+    if low < 0 or high >= max_len:
+        raise ValueError(
+            f"positions from {low} to {high} do not fit max_len = {max_len}: the tables hold "
+            f"positions 0 .. {max_len - 1}; create the module with max_len > {high}"
         )

@@ -6,6 +6,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from torch.nn import functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
 from attnkit.core import (
@@ -13,11 +14,12 @@ from attnkit.core import (
     merge_heads,
     multi_head_attention,
     padding_mask,
+    rms_norm,
     scaled_dot_product_attention,
     split_heads,
 )
 from attnkit.exercises.multi_head_attention import check_merge_heads, check_split_heads
-from attnkit.modules import EncoderLayer, MultiHeadAttention
+from attnkit.modules import EncoderLayer, MultiHeadAttention, RMSNorm
 from tests.support.answers.multi_head_attention import split_by_stacking
 
 ENTRIES = st.floats(-2, 2, allow_nan=False)
@@ -391,8 +393,206 @@ def test_encoder_layer_is_residual_plus_layer_norm():
     ffn = layer.linear2(torch.relu(layer.linear1(x1)))
     assert torch.allclose(out, torch.nn.functional.layer_norm(x1 + ffn, (8,)), atol=1e-6)
     assert torch.allclose(out.mean(-1), torch.zeros(2, 4), atol=1e-6)
-    with pytest.raises(ValueError, match="post-norm"):
-        EncoderLayer.from_torch(torch.nn.TransformerEncoderLayer(8, 2, norm_first=True))
+    with pytest.raises(ValueError, match="ReLU"):
+        EncoderLayer.from_torch(torch.nn.TransformerEncoderLayer(8, 2, activation="gelu"))
+    with pytest.raises(ValueError, match="eps = 1e-5"):
+        EncoderLayer.from_torch(torch.nn.TransformerEncoderLayer(8, 2, layer_norm_eps=1e-6))
+    with pytest.raises(ValueError, match="norm must be 'layer'"):
+        EncoderLayer(8, 2, 16, norm="batch")
+
+
+def dropout_records(module):
+    """Every output of ``module``'s ``nn.Dropout`` layers, in the order they are computed."""
+    seen = []
+    for child in module.modules():
+        if isinstance(child, torch.nn.Dropout):
+            child.register_forward_hook(lambda _m, _args, out: seen.append(out))
+    return seen
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
+def test_encoder_layer_in_training_mode_drops_what_torch_drops(norm_first):
+    """Chapter 4's dropout: the same seed drops the same entries at the four sites, so the
+    outputs agree to rounding, while another seed drops others and eval mode drops nothing."""
+    torch.manual_seed(0)
+    theirs = torch.nn.TransformerEncoderLayer(
+        8, 2, 16, dropout=0.25, batch_first=True, norm_first=norm_first, dtype=torch.float64
+    )
+    ours = EncoderLayer.from_torch(theirs)
+    assert ours.norm_first == norm_first and ours.training and theirs.training
+    x = torch.randn(3, 5, 8, dtype=torch.float64)
+    dropped_theirs, dropped_ours = dropout_records(theirs), dropout_records(ours)
+    torch.manual_seed(11)
+    expected = theirs(x)
+    torch.manual_seed(11)
+    got, weights = ours(x)
+    assert torch.allclose(got, expected, rtol=0, atol=1e-12)
+    assert torch.allclose(weights.sum(-1), torch.ones(3, 2, 5, dtype=torch.float64))
+    # theirs: the weights inside F.multi_head_attention_forward (no module), then dropout1
+    # (attention output), dropout (inside the FFN), dropout2 (FFN output); ours: the weights'
+    # nn.Dropout, then one nn.Dropout for the other three, the attention output drawn
+    # sequence-first
+    dropped_weights, attention_out, inner, ffn_out = dropped_ours
+    assert len(dropped_theirs) == 3 and dropped_weights.shape == (3, 2, 5, 5)
+    assert torch.equal(dropped_theirs[0] == 0, attention_out.transpose(0, 1) == 0)
+    assert torch.equal(dropped_theirs[1] == 0, inner == 0)
+    assert torch.equal(dropped_theirs[2] == 0, ffn_out == 0)
+    assert 0 < (ffn_out == 0).double().mean() < 0.5  # about p = 0.25 of them
+    torch.manual_seed(12)
+    assert not torch.allclose(ours(x)[0], expected, atol=1e-3)  # another seed, other entries
+    ours.eval(), theirs.eval()
+    assert torch.equal(ours(x)[0], ours(x)[0])  # evaluation: nothing random
+    assert torch.allclose(ours(x)[0], theirs(x), rtol=0, atol=1e-12)
+
+
+def test_dropout_zeroes_with_probability_p_and_scales_the_rest_by_one_over_one_minus_p():
+    drop = torch.nn.Dropout(0.25)
+    torch.manual_seed(0)
+    out = drop(torch.ones(100_000, dtype=torch.float64))
+    kept = out[out != 0]
+    assert torch.all(kept == 1 / (1 - 0.25))
+    assert abs((out == 0).double().mean().item() - 0.25) < 0.01
+    assert abs(out.mean().item() - 1) < 0.02  # the expectation is unchanged
+    assert torch.equal(drop.eval()(torch.ones(4)), torch.ones(4))
+
+
+# --- RMSNorm, QK-norm and the pre-norm layer --------------------------------------------------
+
+
+@settings(deadline=None, max_examples=40)
+@given(
+    st.sampled_from([np.float32, np.float64]),
+    st.tuples(st.integers(1, 3), st.integers(1, 4), st.integers(1, 9)),
+    st.sampled_from([None, 1e-6, 0.5]),
+    st.booleans(),
+    st.integers(0, 999),
+)
+def test_rms_norm_equals_torch_rms_norm(dtype, shape, eps, with_weight, seed):
+    rng = np.random.default_rng(seed)
+    x = (rng.normal(size=shape) * rng.choice([1e-3, 1.0, 1e3])).astype(dtype)
+    w = rng.normal(size=shape[-1]).astype(dtype) if with_weight else None
+    ours = rms_norm(x, w, eps=eps)
+    expected = F.rms_norm(
+        torch.from_numpy(x), (shape[-1],), None if w is None else torch.from_numpy(w), eps=eps
+    ).numpy()
+    assert ours.dtype == dtype and ours.shape == x.shape
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    assert np.allclose(ours, expected, rtol=tol, atol=tol)
+    eps_used = np.finfo(dtype).eps if eps is None else eps  # the formula written out
+    written = x / np.sqrt(np.mean(x.astype(np.float64) ** 2, axis=-1, keepdims=True) + eps_used)
+    assert np.allclose(ours, written * (1 if w is None else w), rtol=tol, atol=tol)
+
+
+def test_rms_norm_sets_the_root_mean_square_to_one_and_does_not_overflow():
+    x = np.array([[3.0, -4.0, 0.0, 5.0], [1e300, -1e300, 3e299, 0.0]])  # (2, 4)
+    out = rms_norm(x, eps=1e-300)
+    assert np.allclose(np.sqrt(np.mean(out**2, axis=-1)), 1.0)
+    assert np.allclose(out[1], x[1] / np.sqrt(np.mean((x[1] / 1e300) ** 2)) / 1e300)
+    assert np.array_equal(rms_norm(np.zeros((2, 3))), np.zeros((2, 3)))  # eps keeps 0/0 away
+    zeros32 = rms_norm(np.zeros(3, dtype=np.float32), eps=1e-300)  # eps is 0 in float32
+    assert zeros32.dtype == np.float32 and np.array_equal(zeros32, np.zeros(3))
+    tiny = np.array([1e-40, 0.0], dtype=np.float32)  # a subnormal: its square underflows
+    assert np.allclose(rms_norm(tiny, eps=1e-300), [np.sqrt(2), 0.0])
+    big = np.array([3e20, -4e20], dtype=np.float32)  # squares overflow float32
+    assert np.allclose(rms_norm(big), [3 / np.sqrt(12.5), -4 / np.sqrt(12.5)])
+    # a row with mean 0 and no eps: RMSNorm is LayerNorm
+    row = np.array([[1.0, -2.0, 4.0, -3.0]])
+    assert np.allclose(
+        rms_norm(row, eps=1e-300), F.layer_norm(torch.from_numpy(row), (4,), eps=0.0).numpy()
+    )
+
+
+def test_rms_norm_module_equals_nn_rms_norm_and_the_numpy_twin():
+    torch.manual_seed(0)
+    for dtype, eps in [(torch.float32, None), (torch.float64, None), (torch.float64, 1e-5)]:
+        theirs = torch.nn.RMSNorm(6, eps=eps, dtype=dtype)
+        torch.nn.init.normal_(theirs.weight)
+        ours = RMSNorm(6, eps=eps).to(dtype)
+        ours.load_state_dict(theirs.state_dict())
+        x = torch.randn(2, 3, 6, dtype=dtype)
+        tol = 1e-6 if dtype == torch.float32 else 1e-13
+        assert torch.allclose(ours(x), theirs(x), rtol=tol, atol=tol)
+        assert torch.allclose(ours(x), F.rms_norm(x, (6,), theirs.weight, eps), atol=tol)
+        twin = rms_norm(x.numpy(), theirs.weight.detach().numpy(), eps=eps)
+        assert np.allclose(ours(x).detach().numpy(), twin, rtol=tol, atol=tol)
+
+
+def test_rms_norm_errors_name_the_shapes():
+    with pytest.raises(
+        ValueError, match=r"weight of shape \(4,\) does not fit x of shape \(2, 3\)"
+    ):
+        rms_norm(np.ones((2, 3)), np.ones(4))
+    with pytest.raises(ValueError, match=r"x of shape \(2, 0\) is empty"):
+        rms_norm(np.ones((2, 0)))
+    with pytest.raises(ValueError, match="at least one dimension"):
+        rms_norm(np.float64(3.0))
+    with pytest.raises(ValueError, match="eps must be a positive finite number"):
+        rms_norm(np.ones(3), eps=0.0)
+    with pytest.raises(ValueError, match=r"x of shape \(2, 5\) must have a last axis of 4"):
+        RMSNorm(4)(torch.ones(2, 5))
+    with pytest.raises(ValueError, match="NaN"):
+        RMSNorm(2)(torch.tensor([1.0, float("nan")]))
+    with pytest.raises(TypeError, match=r"x must be a torch\.Tensor, got ndarray"):
+        RMSNorm(2)(np.ones(2))
+
+
+def qk_norm_reference(layer, x):
+    """Multi-head attention with QK-norm, written out with torch's own functions."""
+    b, n, d = x.shape
+    h, d_k = layer.h, layer.d_k
+
+    def heads(lin):  # (b, n, d) -> (b, h, n, d_k)
+        return lin(x).view(b, n, h, d_k).transpose(1, 2)
+
+    q = F.rms_norm(heads(layer.w_q), (d_k,), layer.q_norm.weight)
+    k = F.rms_norm(heads(layer.w_k), (d_k,), layer.k_norm.weight)
+    out = F.scaled_dot_product_attention(q, k, heads(layer.w_v))  # (b, h, n, d_k)
+    return layer.w_o(out.transpose(1, 2).reshape(b, n, d))
+
+
+def test_qk_norm_normalises_each_heads_queries_and_keys():
+    torch.manual_seed(4)
+    layer = MultiHeadAttention(12, 3, qk_norm=True).double()
+    with torch.no_grad():
+        layer.q_norm.weight.normal_(), layer.k_norm.weight.normal_()
+    x = torch.randn(2, 5, 12, dtype=torch.float64)
+    out, weights = layer(x)
+    assert torch.allclose(out, qk_norm_reference(layer, x), atol=1e-12)
+    assert layer.q_norm.weight.shape == (4,)  # one gain of width d_k, shared by the heads
+    # scaling W_Q and W_K changes nothing (up to eps): the scores cannot grow with them
+    with torch.no_grad():
+        layer.w_q.weight.mul_(100), layer.w_q.bias.mul_(100), layer.w_k.weight.mul_(0.01)
+        layer.w_k.bias.mul_(0.01)
+    _, weights_scaled = layer(x)
+    assert torch.allclose(weights_scaled, weights, atol=1e-9)
+    # with unit gains every |score| is at most sqrt(d_k): |q.k| <= |q||k| = d_k, over sqrt(d_k)
+    plain = MultiHeadAttention(12, 3, qk_norm=True).double()
+    with torch.no_grad():
+        plain.w_q.weight.mul_(1e3)
+    q = plain.q_norm(plain.split_heads(plain.w_q(x)))
+    k = plain.k_norm(plain.split_heads(plain.w_k(x)))
+    scores = q @ k.transpose(-2, -1) / 4**0.5
+    assert scores.abs().max() <= 4**0.5 + 1e-9
+    assert "q_norm" not in dict(MultiHeadAttention(12, 3).named_children())
+
+
+def test_pre_norm_rms_layer_is_the_formula_written_out():
+    torch.manual_seed(5)
+    layer = EncoderLayer(8, 2, 16, norm_first=True, norm="rms", qk_norm=True).double()
+    assert isinstance(layer.norm1, RMSNorm) and layer.self_attn.q_norm is not None
+    x = torch.randn(2, 4, 8, dtype=torch.float64)
+    out, _ = layer(x)
+    x1 = x + layer.self_attn(F.rms_norm(x, (8,), layer.norm1.weight))[0]
+    ffn = layer.linear2(torch.relu(layer.linear1(F.rms_norm(x1, (8,), layer.norm2.weight))))
+    assert torch.allclose(out, x1 + ffn, atol=1e-12)
+    # pre-norm with LayerNorm is nn.TransformerEncoderLayer(norm_first=True)
+    theirs = torch.nn.TransformerEncoderLayer(
+        8, 2, 16, dropout=0.0, batch_first=True, norm_first=True, dtype=torch.float64
+    )
+    ours = EncoderLayer.from_torch(theirs)
+    assert ours.norm_first and isinstance(ours.norm1, torch.nn.LayerNorm)
+    keep = torch.ones(4, 4, dtype=torch.bool).tril()
+    assert torch.allclose(ours(x, mask=keep)[0], theirs(x, src_mask=~keep), atol=1e-12)
 
 
 # --- the exercise checks ----------------------------------------------------------------
