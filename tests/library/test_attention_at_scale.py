@@ -1,7 +1,13 @@
 """Chapter 7's helpers (sliding windows, grouped-query attention, the online softmax, the
-key-value cache) and its checks."""
+key-value cache and its calculator, whose front end runs here in Node) and its checks. (The
+calculator in Chromium, on the built page: tests/book/test_kv_calculator.py.)"""
 
+import json
+import os
 import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +16,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import attnkit.kv_calculator
 from attnkit.core import (
     causal_mask,
     grouped_query_attention,
@@ -22,6 +29,15 @@ from attnkit.exercises.attention_at_scale import (
     _allowed_bytes,
     check_grouped_query_attention,
     check_online_softmax_attention,
+)
+from attnkit.kv_calculator import (
+    INPUTS,
+    PRESETS,
+    KVCacheCalculator,
+    decoding_budget,
+    describe,
+    format_bytes,
+    kv_cache_bytes,
 )
 from attnkit.modules import MultiHeadAttention
 from attnkit.recorded import recorded_benchmark
@@ -283,6 +299,248 @@ def test_decoder_errors():
         greedy_generate(model, torch.zeros(3, dtype=torch.long), 1)
     with pytest.raises(ValueError, match="steps must be a positive integer"):
         greedy_generate(model, torch.zeros(1, 1, dtype=torch.long), 0)
+
+
+# --- the key-value cache calculator ---------------------------------------------------------
+# The numbers are worked out by hand from the chapter's formula, cache = 2 · layers · g · d_k · n ·
+# b · (bytes per number), for the models the chapter uses.
+
+GPT2 = dict(PRESETS["GPT-2 small"], batch=8, bytes_per_number=2, memory_gib=80)
+LLAMA = dict(PRESETS["Llama 3.1 8B"], batch=1, bytes_per_number=2, memory_gib=80)
+
+
+def test_kv_cache_bytes_is_the_chapter_s_formula():
+    # GPT-2 small, 8 sequences of 1024 tokens in 16 bits: 2·12·12·64·1024·8·2
+    assert kv_cache_bytes(12, 12, 64, 1024, 8, 2) == 301_989_888 == 288 * 2**20
+    assert kv_cache_bytes(12, 1, 64, 1024, 8, 2) == 25_165_824 == 24 * 2**20  # multi-query
+    # Llama 3.1 8B, one sequence of 131,072 tokens: 2·32·8·128·131072·2 = 16 GiB
+    assert kv_cache_bytes(32, 8, 128, 131_072) == 17_179_869_184 == 16 * 2**30
+    assert kv_cache_bytes(1, 1, 1, 1, 1, 1) == 2  # one key and one value
+
+
+def test_decoding_budget_of_gpt2_small_by_hand():
+    budget = decoding_budget(**GPT2)
+    assert budget == dict(
+        cache_per_token=36_864,  # 2·12·12·64·2
+        cache_per_sequence=37_748_736,  # · 1024
+        cache=301_989_888,  # · 8
+        weights=248_879_616,  # 124,439,808 · 2
+        step=550_869_504,  # weights + cache
+        multi_head_cache=301_989_888,  # g = h already
+        memory=85_899_345_920,  # 80 · 2**30
+        largest_batch=2_268,  # (85,899,345,920 - 248,879,616) // 37,748,736 = 2268.9...
+    )
+    assert describe(budget) == dict(
+        cache_per_token="36.00 KiB (36,864 bytes)",
+        cache_per_sequence="36.00 MiB (37,748,736 bytes)",
+        cache="288.00 MiB (301,989,888 bytes)",
+        weights="237.35 MiB (248,879,616 bytes)",
+        step="525.35 MiB (550,869,504 bytes)",
+        cache_share="54.8 %",  # 301,989,888 / 550,869,504 = 0.5482...
+        multi_head_cache="288.00 MiB (301,989,888 bytes)",
+        largest_batch="2,268 sequences",
+    )
+
+
+def test_decoding_budget_of_llama_by_hand():
+    budget = decoding_budget(**LLAMA)
+    assert budget["cache_per_token"] == 131_072  # 2·32·8·128·2 = 128 KiB
+    assert budget["weights"] == 16_060_522_496  # 8,030,261,248 · 2
+    # (80 GiB - 16,060,522,496) / 16 GiB = 69,838,823,424 / 17,179,869,184 = 4.07
+    assert budget["largest_batch"] == 4
+    assert budget["multi_head_cache"] == 4 * 17_179_869_184  # h/g = 4 times the cache
+    multi_head = decoding_budget(**(LLAMA | dict(kv_heads=32)))
+    assert multi_head["largest_batch"] == 1  # 69,838,823,424 // 68,719,476,736
+    assert describe(budget)["cache_share"] == "51.7 %"  # 17,179,869,184 / 33,240,391,680
+
+
+@pytest.mark.parametrize(
+    "n, text",
+    [
+        (0, "0 bytes"),
+        (1023, "1,023 bytes"),
+        (1024, "1.00 KiB (1,024 bytes)"),
+        (1152, "1.13 KiB (1,152 bytes)"),  # 1.125: a half, rounded up
+        (1_048_575, "1,024.00 KiB (1,048,575 bytes)"),  # 1023.999: rounded, still KiB
+        (5 * 2**40, "5.00 TiB (5,497,558,138,880 bytes)"),
+        (2**70, "1,024.00 EiB (1,180,591,620,717,411,303,424 bytes)"),
+    ],
+)
+def test_format_bytes_by_hand(n, text):
+    assert format_bytes(n) == text
+
+
+def test_describe_says_when_nothing_fits():
+    weights_too_large = decoding_budget(**(LLAMA | dict(memory_gib=8)))
+    assert describe(weights_too_large)["largest_batch"] == "none: the weights alone do not fit"
+    no_room = decoding_budget(**(LLAMA | dict(memory_gib=20)))  # 15 GiB of weights, 16 of cache
+    assert describe(no_room)["largest_batch"] == (
+        "none: one sequence's cache does not fit beside the weights"
+    )
+    one = decoding_budget(**(LLAMA | dict(memory_gib=31)))
+    assert one["largest_batch"] == 1 and describe(one)["largest_batch"] == "1 sequence"
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(kv_heads=5), "12 query heads cannot be shared equally by 5 key-value heads"),
+        (dict(layers=0), "layers must be a positive integer, got 0"),
+        (dict(batch=2.0), "batch must be a positive integer, got 2.0"),
+        (dict(length=True), "length must be a positive integer, got True"),
+        (dict(parameters=2**53), "parameters must be at most 9,007,199,254,740,991"),
+    ],
+)
+def test_calculator_inputs_are_checked_with_the_rules(change, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        decoding_budget(**(GPT2 | change))
+    calculator = KVCacheCalculator("GPT-2 small", batch=8)
+    before = calculator.inputs()
+    ((name, value),) = change.items()
+    if not isinstance(value, float):  # traitlets' Int itself takes 2.0 as 2
+        with pytest.raises(ValueError, match=re.escape(message)):
+            setattr(calculator, name, value)
+    assert calculator.inputs() == before  # a refused input changes nothing
+    with pytest.raises(ValueError, match=re.escape(message)):
+        KVCacheCalculator("GPT-2 small", **change)
+
+
+def test_calculator_widget_starts_from_a_preset_and_computes_the_budget():
+    calculator = KVCacheCalculator("Llama 3.1 8B", batch=8)
+    assert calculator.inputs() == LLAMA | dict(batch=8)
+    assert calculator.budget() == decoding_budget(**calculator.inputs())
+    assert calculator.text() == describe(calculator.budget())
+    assert calculator.presets == PRESETS
+    with calculator.hold_trait_notifications():  # a preset from the front end: checked at the end
+        calculator.query_heads, calculator.kv_heads = 12, 12
+    assert calculator.kv_heads == 12
+    with pytest.raises(ValueError, match="preset must be one of"):
+        KVCacheCalculator("GPT-5")
+    with pytest.raises(ValueError, match=r"unknown inputs \['heads'\]"):
+        KVCacheCalculator(heads=4)
+    assert KVCacheCalculator(None).inputs()["layers"] == 12  # the traits' defaults
+
+
+def test_presets_parameters_follow_from_the_models_shapes():
+    # GPT-2 small: token and position embeddings (the read-out shares the first), 12 layers of
+    # LayerNorm, W_QKV, W_O, LayerNorm, two FFN matrices (biases everywhere), a final LayerNorm
+    d, vocab, n_ctx = 768, 50_257, 1024
+    layer = (
+        2 * d + (d * 3 * d + 3 * d) + (d * d + d) + 2 * d + (d * 4 * d + 4 * d) + (4 * d * d + d)
+    )
+    assert vocab * d + n_ctx * d + 12 * layer + 2 * d == PRESETS["GPT-2 small"]["parameters"]
+    # Llama 3.1 8B: embedding and read-out, 32 layers of W_Q, W_K, W_V (d_kv = 1024), W_O, a
+    # gated FFN of 14,336 and two RMSNorms, a final RMSNorm; no biases
+    d, d_kv, d_ff, vocab = 4096, 1024, 14_336, 128_256
+    layer = 2 * d * d + 2 * d * d_kv + 3 * d * d_ff + 2 * d
+    assert 2 * vocab * d + 32 * layer + d == PRESETS["Llama 3.1 8B"]["parameters"]
+
+
+KV_JS = Path(attnkit.kv_calculator.__file__).with_name("kv_calculator.js")
+NODE = shutil.which("node")
+CALCULATOR_TRAITS = set(KVCacheCalculator.class_own_traits(sync=True))
+
+
+def test_calculator_front_end_ships_and_uses_only_the_widget_s_traits():
+    calculator = KVCacheCalculator()
+    assert "decodingBudget" in calculator._esm and ".kv-results" in calculator._css
+    source = KV_JS.read_text()
+    read = set(re.findall(r'model\.get\("(\w+)"\)', source))
+    assert read and read <= CALCULATOR_TRAITS
+
+
+@pytest.fixture(scope="module")
+def kv_js(tmp_path_factory):
+    """Evaluates a function of (the kv_calculator.js module, data) in Node; returns its JSON."""
+    if NODE is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Node.js is missing on CI")
+        pytest.skip("Node.js not found: install it to test kv_calculator.js's arithmetic")
+    module = tmp_path_factory.mktemp("kv") / "kv_calculator.mjs"  # .mjs: an ES module to Node
+    shutil.copy(KV_JS, module)
+
+    def run(function: str, data=None):
+        script = (
+            f'import * as kv from "{module.as_uri()}";\n'
+            'import { readFileSync } from "node:fs";\n'
+            'const data = JSON.parse(readFileSync(0, "utf8"));\n'
+            f"process.stdout.write(JSON.stringify(({function})(kv, data)));\n"
+        )
+        done = subprocess.run(
+            [NODE, "--input-type=module", "-e", script],
+            input=json.dumps(data),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    return run
+
+
+def calculator_cases():
+    """Inputs over the whole range: the presets, the cases above, and random ones up to numbers
+    far beyond 2**53 bytes (which only exact integers get right)."""
+    rng = np.random.default_rng(7)
+    cases = [GPT2, LLAMA, LLAMA | dict(memory_gib=8), LLAMA | dict(memory_gib=20)]
+    cases.append(
+        dict(LLAMA, layers=200, query_heads=128, kv_heads=128, length=10**7, batch=1000)
+    )  # 2·200·128·128·10**7·1000·2 bytes: about 2**57
+    for _ in range(60):
+        g = int(rng.choice([1, 2, 3, 8]))
+        cases.append(
+            dict(
+                layers=int(rng.integers(1, 200)),
+                query_heads=g * int(rng.integers(1, 17)),
+                kv_heads=g,
+                head_size=int(rng.choice([7, 64, 128, 256])),
+                length=int(rng.choice([1, 1023, 131_072, 10**7])),
+                batch=int(rng.choice([1, 3, 8, 1000])),
+                bytes_per_number=int(rng.choice([1, 2, 4])),
+                parameters=int(rng.choice([1, 124_439_808, 10**12, 2**53 - 1])),
+                memory_gib=int(rng.choice([1, 80, 10**6])),
+            )
+        )
+    return cases
+
+
+def test_calculator_front_end_computes_and_writes_what_python_does(kv_js):
+    cases = calculator_cases()
+    shown = kv_js(
+        "(kv, cases) => cases.map((c) => { const b = kv.decodingBudget(c); return ["
+        "Object.fromEntries(Object.entries(b).map(([k, v]) => [k, v.toString()])),"
+        " kv.describe(b), kv.checkInputs(c)]; })",
+        cases,
+    )
+    for case, (budget, text, wrong) in zip(cases, shown):
+        expected = decoding_budget(**case)
+        assert budget == {name: str(value) for name, value in expected.items()}, case
+        assert text == describe(expected), case
+        assert wrong is None
+    assert max(int(b["step"]) for b, _, _ in shown) > 2**56  # exact beyond a double's 2**53
+    sizes = kv_js("(kv, ns) => ns.map((n) => kv.formatBytes(BigInt(n)))", [0, 1152, 2**70])
+    assert sizes == [format_bytes(n) for n in (0, 1152, 2**70)]
+
+
+def test_calculator_front_end_refuses_what_the_rules_refuse(kv_js):
+    bad = [GPT2 | dict(kv_heads=5), GPT2 | dict(layers=0), GPT2 | dict(batch=2.5)]
+    said = kv_js("(kv, cases) => cases.map((c) => kv.checkInputs(c))", bad)
+    with pytest.raises(ValueError) as heads:
+        decoding_budget(**bad[0])
+    assert said[0] == str(heads.value)  # the same words
+    assert said[1:] == [
+        "layers must be a positive whole number",
+        "batch b (sequences) must be a positive whole number",
+    ]
+
+
+def test_calculator_front_end_names_the_inputs_and_outputs_python_does(kv_js):
+    names = kv_js("(kv) => [kv.INPUTS, kv.OUTPUTS.map(([name]) => name), kv.MODEL]")
+    assert dict(names[0]) == INPUTS and list(dict(names[0])) == list(INPUTS)
+    assert names[1] == list(describe(decoding_budget(**GPT2)))
+    for preset in PRESETS.values():  # a preset is a model (what the menu matches) and its context
+        assert set(preset) == set(names[2]) | {"length"}
 
 
 # --- the checks: online softmax attention ---------------------------------------------------
