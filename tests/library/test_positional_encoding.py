@@ -1,4 +1,5 @@
-"""Chapter 5's helpers: sinusoidal positional encoding in NumPy and PyTorch, and its check."""
+"""Chapter 5's helpers: sinusoidal positional encoding in NumPy and PyTorch, and the checks
+of its exercises (the sinusoidal encoding, rotary position embedding)."""
 
 import math
 
@@ -13,9 +14,22 @@ from attnkit.core import (
     self_attention,
     sinusoidal_positional_encoding,
 )
-from attnkit.exercises.positional_encoding import check_positional_encoding
+from attnkit.exercises.positional_encoding import (
+    check_positional_encoding,
+    check_rotary_embedding,
+)
 from attnkit.modules import SinusoidalPositionalEncoding
-from tests.support.answers.positional_encoding import pe_article_style, pe_blocks, pe_loops, pe_with
+from tests.support.answers.positional_encoding import (
+    pe_article_style,
+    pe_blocks,
+    pe_loops,
+    pe_with,
+    rope_complex,
+    rope_loops,
+    rope_reference,
+    rope_through_half,
+    rope_with,
+)
 
 PE = sinusoidal_positional_encoding
 
@@ -311,3 +325,40 @@ def test_check_positional_encoding_rejects_typical_mistakes(wrong, advice):
     result = check_positional_encoding(wrong)
     assert not result.passed
     assert advice in result.message, result.message
+
+
+# --- the rotary exercise's check (its right and wrong answers: tests/support/answers) ---------
+
+
+@pytest.mark.parametrize("fn", [rope_reference, rope_loops, rope_complex, rope_through_half])
+def test_check_rotary_embedding_accepts_correct_answers(fn):
+    result = check_rotary_embedding(fn)
+    assert result.passed, result.message
+    assert "adjacent pairs (2i, 2i+1)" in result.message
+
+
+@pytest.mark.parametrize(
+    "wrong, advice",
+    [
+        (rope_with(pairing="half"), "'rotate half' layout"),
+        (rope_with(sign=-1), "the wrong way, by -t"),
+        (rope_with(swap=True), "cos and sin are swapped"),
+        (rope_with(exponent=lambda i, d: -i / d), "the exponent is -i/d"),
+        (rope_with(shift=1), "one too large"),
+        (rope_with(turn_k=False), "you returned the keys as they were"),
+        (rope_with(k_sign=-1), "you turned the keys the other way"),
+        (rope_with(positions_in=np.int16), "int16 holds only -32768 .. 32767"),
+        (lambda q, k, p: (q, k, p), "return a pair (q_turned, k_turned)"),
+    ],
+)
+def test_check_rotary_embedding_names_typical_mistakes(wrong, advice):
+    result = check_rotary_embedding(wrong)
+    assert not result.passed
+    assert advice in result.message, result.message
+
+
+def test_check_rotary_embedding_wants_float64_angles_far_out():
+    result = check_rotary_embedding(rope_with(angles_in=np.float32), dtypes=(np.float32,))
+    assert not result.passed
+    assert "right at every position below 1024 but wrong far out" in result.message
+    assert "Compute the angles in float64" in result.message

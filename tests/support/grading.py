@@ -80,6 +80,16 @@ def my_positional_encoding(n, d):
     rates = 1 / 10000 ** (2 * (np.arange(d) // 2) / d)
     return np.sin(positions * rates)                # sines only, no cosines
 """,
+    "pe-ex-rope": """
+def my_rope(q, k, positions):
+    d = q.shape[1]
+    angles = np.asarray(positions, dtype=np.float64)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+    cos, sin = np.cos(angles).astype(q.dtype), np.sin(angles).astype(q.dtype)
+    def turn(x):                                    # columns i and i + d/2: rotate half
+        a, b = x[:, : d // 2], x[:, d // 2 :]
+        return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=1)
+    return turn(q), turn(k)
+""",
     "capstone-ex-measure": """
 def diagonal_mass(weights, offset):
     return torch.diagonal(weights, dim1=-2, dim2=-1).mean(dim=(0, -1))   # offset ignored

@@ -14,7 +14,7 @@ One module per chapter, named after the chapter's file, in the book's order:
   ``check_padding_mask``
 - ``qkv_attention``: ``check_scaled_dot_product_attention``, ``check_mask_forms``
 - ``multi_head_attention``: ``check_split_heads``, ``check_merge_heads``
-- ``positional_encoding``: ``check_positional_encoding``
+- ``positional_encoding``: ``check_positional_encoding``, ``check_rotary_embedding``
 - ``tiny_transformer``: ``check_diagonal_mass``
 - ``attention_at_scale``: ``check_online_softmax_attention``, ``check_grouped_query_attention``
 
@@ -27,7 +27,7 @@ from .attention import check_single_query_attention, check_softmax
 from .attention_at_scale import check_grouped_query_attention, check_online_softmax_attention
 from .harness import CheckFailed, CheckFailedWarning, CheckResult
 from .multi_head_attention import check_merge_heads, check_split_heads
-from .positional_encoding import check_positional_encoding
+from .positional_encoding import check_positional_encoding, check_rotary_embedding
 from .qkv_attention import check_mask_forms, check_scaled_dot_product_attention
 from .self_attention import check_causal_mask, check_masked_self_attention, check_padding_mask
 from .tiny_transformer import check_diagonal_mass
@@ -46,6 +46,7 @@ __all__ = [
     "check_split_heads",
     "check_merge_heads",
     "check_positional_encoding",
+    "check_rotary_embedding",
     "check_diagonal_mass",
     "check_online_softmax_attention",
     "check_grouped_query_attention",

@@ -3,9 +3,21 @@
 import numpy as np
 
 from ..core import sinusoidal_positional_encoding
-from .harness import Failed, call, check, close, ndarray, near, random, shown
+from .harness import (
+    Failed,
+    as_array,
+    call,
+    check,
+    close,
+    dtypes,
+    keeps_dtype,
+    ndarray,
+    near,
+    random,
+    shown,
+)
 
-__all__ = ["check_positional_encoding"]
+__all__ = ["check_positional_encoding", "check_rotary_embedding"]
 
 # Said when the function raises for an odd d, where a loop over pairs of columns breaks.
 _ODD_D_HINT = (
@@ -233,4 +245,247 @@ def check_positional_encoding(fn):
         "correct: sin on the even and cos on the odd columns, frequencies "
         "1 / 10000^(2i/d), one row per position from 0, for even and odd d, long and wide "
         "encodings, in float64"
+    )
+
+
+# --- rotary position embedding ----------------------------------------------------------------
+
+# The helpers that turn queries and keys whole.
+_ROTARIES = (
+    "attnkit.relative_position.apply_rotary",
+    "attnkit.relative_position_modules.RotaryPositionEmbedding",
+)
+
+# Positions on both sides of the range of every small type (int8, uint8, float16's whole
+# numbers, int16, uint16), up to Llama 3.1's 131 072 tokens: the last case of the check.
+_FAR = [0, 1, 127, 128, 255, 256, 2047, 2049, 32767, 32768, 65535, 65537, 100003, 131071]
+
+
+def _rope_cases() -> list[tuple[int, np.ndarray]]:
+    """(d, positions) pairs: a worked example, then fresh random ones, the last far out."""
+    rng = random()
+    d_small = 2 * int(rng.integers(2, 17))  # 4 .. 32
+    n_small = int(rng.integers(3, 9))
+    start = int(rng.integers(1000, 3000))  # a chunk that continues a sequence,
+    start += 16 if start % 256 < 16 else 0  # never one that wraps to 0, 1, ... in 8 bits
+    return [
+        (4, np.arange(3)),
+        (2, rng.permutation(9)[:4]),
+        (d_small, rng.choice(60, size=n_small, replace=False)),
+        (64, start + np.arange(6)),
+        (128, rng.permutation(_FAR)),
+    ]
+
+
+def _turned(x: np.ndarray, positions, *, pairing="adjacent", exponent=None, swap=False, sign=1):
+    """``x`` (float64) turned by rotary position embedding, or with one thing changed: the
+    wrong answers the check recognises. ``exponent(i, d)`` gives the exponent of 10000 for
+    pair ``i`` (the right one is ``-2i/d``); ``swap`` exchanges cos and sin; ``sign=-1``
+    turns the other way."""
+    d = x.shape[-1]
+    i = np.arange(d // 2)
+    omega = 10000.0 ** ((lambda i, d: -2 * i / d) if exponent is None else exponent)(i, d)
+    angles = sign * np.asarray(positions, dtype=np.float64)[:, None] * omega  # (n, d/2)
+    cos, sin = np.cos(angles), np.sin(angles)
+    if swap:
+        cos, sin = sin, cos
+    if pairing == "adjacent":
+        first, second = x[:, 0::2], x[:, 1::2]
+    else:
+        first, second = x[:, : d // 2], x[:, d // 2 :]
+    out = np.empty_like(x)
+    turned = first * cos - second * sin, first * sin + second * cos
+    if pairing == "adjacent":
+        out[:, 0::2], out[:, 1::2] = turned
+    else:
+        out[:, : d // 2], out[:, d // 2 :] = turned
+    return out
+
+
+def _rope_mistake(got, x, positions) -> str | None:
+    """The typical mistake that turned ``x`` (float64) into ``got``, in words, or None."""
+    n = x.shape[0]
+    wrong = {
+        "you did not turn them at all": x,
+        "you paired column i with column i + d/2 (the 'rotate half' layout of GPT-NeoX and "
+        "Hugging Face's Llama); this exercise pairs ADJACENT columns, 2i with 2i+1, as the "
+        "RoFormer paper does": _turned(x, positions, pairing="half"),
+        "you turned each pair the wrong way, by -t: (x cos t + y sin t, -x sin t + y cos t), "
+        "which is x M_p, the chapter's shift matrix itself. RoPE turns (x, y) into "
+        "(x cos t - y sin t, x sin t + y cos t), x M_p^T": _turned(x, positions, sign=-1),
+        "cos and sin are swapped: the pair (x, y) becomes (x cos t - y sin t, x sin t + "
+        "y cos t)": _turned(x, positions, swap=True),
+        "the exponent is -i/d with i the pair index; the frequency of pair i is "
+        "10000^(-2i/d)": _turned(x, positions, exponent=lambda i, d: -i / d),
+        "the frequencies grow with i: 10000^(+2i/d); the frequency of pair i is "
+        "10000^(-2i/d), from 1 down to about 1/10000": _turned(
+            x, positions, exponent=lambda i, d: 2 * i / d
+        ),
+        "you used the positions 0, 1, ..., n-1 and not the positions given; a row is "
+        "turned by its own position, positions[p]": _turned(x, np.arange(n)),
+        "your positions are one too large: row p is turned by positions[p] itself, "
+        "not positions[p] + 1": _turned(x, np.asarray(positions) + 1),
+        "your positions are one too small: row p is turned by positions[p] itself, "
+        "not positions[p] - 1": _turned(x, np.asarray(positions) - 1),
+    }
+    for what, candidate in wrong.items():
+        if close(got, candidate):
+            return what
+    return None
+
+
+# The small types that hold positions wrongly past a point, and why.
+_SMALL_TYPES = {
+    np.int8: "int8 holds only -128 .. 127",
+    np.uint8: "uint8 holds only 0 .. 255",
+    np.float16: "float16 holds whole numbers exactly only up to 2048",
+    np.int16: "int16 holds only -32768 .. 32767",
+    np.uint16: "uint16 holds only 0 .. 65535",
+}
+
+
+def _far_mistake(got, x, positions, want) -> str | None:
+    """Advice when the answer is right at the small positions and wrong only far out: the
+    positions were held in a small type, or the angles computed in float32."""
+    positions = np.asarray(positions)
+    d = x.shape[-1]
+    matches = []  # int8 and uint8 agree on positions whose remainder by 256 is below 128
+    for small, why in _SMALL_TYPES.items():
+        with np.errstate(all="ignore"):  # float16 turns 65 520 and beyond into inf
+            held = positions.astype(small).astype(np.float64)
+            candidate = _turned(x, held)
+        if close(got, candidate):
+            matches.append((np.dtype(small).name, why, int(positions[held != positions].min())))
+    if matches:
+        names = " or ".join(name for name, _, _ in matches)
+        whys = "; ".join(why for _, why, _ in matches)
+        return (
+            f"for d = {d} you turned the rows by the positions held in {names}, which are "
+            f"wrong from position {matches[0][2]} on: {whys}. Keep the positions as they are "
+            "given (int64)"
+        )
+    bad = ~near(got, want).all(axis=1)  # (n,): the rows with a wrong entry
+    close_by = positions < 1024
+    if positions[close_by].max(initial=0) < 100 or bad[close_by].any():
+        return None  # wrong near the start too: not a matter of digits
+    first = int(positions[bad].min())
+    return (
+        f"for d = {d} your answer is right at every position below 1024 but wrong far out, "
+        f"first at position {first}: an angle p * omega computed in float32 keeps only about "
+        f"7 digits, which at p = {first} leaves an error of about {first * 2.0**-24:.0e} rad. "
+        "Compute the angles in float64 (np.asarray(positions, dtype=np.float64)), then cast "
+        "the cosines and sines to the inputs' dtype"
+    )
+
+
+def _rope_answer(fn, q, k, positions, where):
+    """The student's ``(q_turned, k_turned)``, after the checks every case shares."""
+    result = call(fn, q, k, positions, called_with=where.removeprefix("for "))
+    if not (isinstance(result, tuple) and len(result) == 2):
+        raise Failed(
+            "return a pair (q_turned, k_turned): the queries and the keys, each turned by "
+            "the positions"
+        )
+    got = []
+    for part, name in zip(result, ("q_turned", "k_turned")):
+        arr = as_array(part, name)
+        if arr.shape != q.shape:
+            raise Failed(
+                f"{where}, {name} has shape {arr.shape}; turning keeps the shape, {q.shape}"
+            )
+        keeps_dtype(part, q.dtype, name)
+        if not np.all(np.isfinite(arr)):
+            far = (
+                f". Positions up to {int(np.max(positions))} overflow float16, whose largest "
+                "number is 65 504: keep the positions as they are given (int64)"
+                if np.max(positions) > 65504
+                else ""
+            )
+            raise Failed(f"{where}, {name} contains NaN or inf; a rotation keeps every length{far}")
+        got.append(arr)
+    return got
+
+
+@check(forbids=_ROTARIES)
+def check_rotary_embedding(fn):
+    """Check ``fn(q, k, positions) -> (q_turned, k_turned)``: rotary position embedding.
+
+    ``q`` and ``k`` are ``(n, d)`` with an even ``d``, ``positions`` ``(n,)`` integers, one per
+    row, not necessarily ``0 .. n-1``. The columns ``2i`` and ``2i+1`` form pair ``i``, turned
+    by the angle ``t = positions[p] * 10000^(-2i/d)``: ``(x, y) -> (x cos t - y sin t, x sin t +
+    y cos t)``, for the queries and the keys alike. The answers keep the inputs' dtype; the
+    positions reach 131 071, where only angles computed in float64 are right. Typical
+    mistakes are named: the 'rotate half' layout, the other direction, cos and sin swapped,
+    other exponents, the positions ignored or off by one, keys (or queries) not turned,
+    angles in float32 or positions in a small type.
+    """
+    for dtype in dtypes():
+        for d, positions in _rope_cases():
+            n = len(positions)
+            rng = random()
+            q64, k64 = rng.standard_normal((2, n, d))
+            q, k = q64.astype(dtype), k64.astype(dtype)
+            q64, k64 = q.astype(np.float64), k.astype(np.float64)  # what the inputs hold
+            where = (
+                f"for q and k of shape {q.shape} in {np.dtype(dtype).name} and positions "
+                f"{np.array2string(positions, separator=', ', threshold=8)}"
+            )
+            got_q, got_k = _rope_answer(fn, q, k, positions, where)
+            expected = _turned(q64, positions), _turned(k64, positions)
+            right = close(got_q, expected[0]), close(got_k, expected[1])
+            if all(right):
+                continue
+            if right[0] and close(got_k, _turned(k64, positions, sign=-1)):
+                raise Failed(
+                    f"{where}: the queries are right, but you turned the keys the other way; "
+                    "queries and keys are turned alike, each by its own position, and the "
+                    "score q_m . k_n then depends on m - n"
+                )
+            for (name, other), got, x, fine in zip(
+                (("keys", "queries"), ("queries", "keys")),
+                (got_k, got_q),
+                (k64, q64),
+                (right[0], right[1]),
+            ):
+                if fine and close(got, x):
+                    raise Failed(
+                        f"{where}: the {other} are right, but you returned the {name} as they "
+                        f"were; turn the {name} too, or the score depends on where the query "
+                        "stands and not on the offset"
+                    )
+            for name, got, x, want in (
+                ("q_turned", got_q, q64, expected[0]),
+                ("k_turned", got_k, k64, expected[1]),
+            ):
+                if close(got, want):
+                    continue
+                mistake = _rope_mistake(got, x, positions)
+                if mistake is not None:
+                    raise Failed(f"{where}, {name}: {mistake}")
+                mistake = _far_mistake(got, x, positions, want)
+                if mistake is not None:
+                    raise Failed(mistake)
+                if dtype == np.float64 and np.allclose(got, want, rtol=1e-4, atol=1e-4):
+                    raise Failed(
+                        f"{where}, {name} is right to only about float32's precision: for "
+                        "float64 inputs compute the angles, cosines and sines in float64"
+                    )
+                p, j = np.argwhere(~near(got, want))[0]
+                i = j // 2
+                v = name[0]  # q or k
+                partner = f"{v}[{p}, {j + 1}]" if j % 2 == 0 else f"{v}[{p}, {j - 1}]"
+                formula = (
+                    f"{v}[{p}, {j}] cos t - {partner} sin t"
+                    if j % 2 == 0
+                    else f"{partner} sin t + {v}[{p}, {j}] cos t"
+                )
+                wanted, have = shown(want[p, j], got[p, j])
+                raise Failed(
+                    f"{where}, {name}[{p}, {j}] should be {formula} with t = "
+                    f"{int(positions[p])} * 10000^(-{2 * i}/{d}), that is {wanted}; you "
+                    f"returned {have}"
+                )
+    return (
+        "correct: adjacent pairs (2i, 2i+1) turned by positions[p] * 10000^(-2i/d), "
+        "queries and keys alike, at every position up to 131 071, and the inputs' dtype kept"
     )

@@ -46,6 +46,7 @@ REQUIRED = {
     "check_split_heads": _NUMPY,
     "check_merge_heads": _NUMPY,
     "check_positional_encoding": {"known", "structure", "size", "forbidden", "type"},
+    "check_rotary_embedding": _NUMPY | {"size"},
     "check_diagonal_mass": {"known", "structure", "size", "type", "dtype"},
     "check_online_softmax_attention": _NUMPY | _SOFTMAX | {"mask", "stream"},
     "check_grouped_query_attention": _NUMPY | _SOFTMAX,

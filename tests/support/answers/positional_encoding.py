@@ -1,4 +1,4 @@
-"""Right and wrong answers to the exercise of chapter 5 (``chapters/positional-encoding.md``)."""
+"""Right and wrong answers to the exercises of chapter 5 (``chapters/positional-encoding.md``)."""
 
 import math
 
@@ -6,9 +6,20 @@ import numpy as np
 import torch
 
 from attnkit.core import sinusoidal_positional_encoding
-from attnkit.exercises.positional_encoding import check_positional_encoding
+from attnkit.exercises.positional_encoding import (
+    check_positional_encoding,
+    check_rotary_embedding,
+)
 from attnkit.modules import SinusoidalPositionalEncoding
-from tests.support.answers import Answers, Wrong, structure_family, type_family
+from attnkit.relative_position import apply_rotary
+from attnkit.relative_position_modules import RotaryPositionEmbedding
+from tests.support.answers import (
+    Answers,
+    Wrong,
+    dtype_family,
+    structure_family,
+    type_family,
+)
 
 
 def pe_reference(n, d):
@@ -199,4 +210,251 @@ POSITIONAL_ENCODING = Answers(
     float_inputs=False,
 )
 
-ANSWERS = [POSITIONAL_ENCODING]
+
+# --- rotary position embedding: right answers ------------------------------------------------
+
+
+def rope_reference(q, k, positions):
+    """The chapter's solution."""
+    d = q.shape[1]
+    omega = 10000.0 ** (-np.arange(0, d, 2) / d)  # (d/2,)
+    angles = np.asarray(positions, dtype=np.float64)[:, None] * omega  # (n, d/2)
+    cos, sin = np.cos(angles).astype(q.dtype), np.sin(angles).astype(q.dtype)
+
+    def turn(x):  # (n, d) -> (n, d)
+        out = np.empty_like(x)
+        out[:, 0::2] = x[:, 0::2] * cos - x[:, 1::2] * sin
+        out[:, 1::2] = x[:, 0::2] * sin + x[:, 1::2] * cos
+        return out
+
+    return turn(q), turn(k)
+
+
+def rope_loops(q, k, positions):
+    """A 2 x 2 rotation matrix for every pair of every row, written out."""
+
+    def turn(x):
+        n, d = x.shape
+        out = np.empty_like(x)
+        for p in range(n):
+            for i in range(d // 2):
+                t = float(positions[p]) / 10000 ** (2 * i / d)
+                R = np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]])
+                out[p, 2 * i : 2 * i + 2] = R @ x[p, 2 * i : 2 * i + 2]
+        return out
+
+    return turn(q), turn(k)
+
+
+def rope_complex(q, k, positions):
+    """Each pair as a complex number x + iy, multiplied by exp(i t) (Meta's Llama code)."""
+    d = q.shape[1]
+    angles = np.outer(positions, 1 / 10000 ** (np.arange(d // 2) * 2 / d))  # (n, d/2)
+    turn = np.exp(1j * angles)  # complex128
+
+    def turned(x):
+        z = x[:, 0::2] + 1j * x[:, 1::2]  # (n, d/2)
+        w = z * turn
+        return np.stack([w.real, w.imag], axis=-1).reshape(x.shape).astype(x.dtype)
+
+    return turned(q), turned(k)
+
+
+def rope_through_half(q, k, positions):
+    """Reordered into the 'rotate half' layout, turned there, and put back in order."""
+    d = q.shape[1]
+    order = np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
+    back = np.argsort(order)
+    angles = np.asarray(positions, dtype=np.float64)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+    cos = np.cos(np.concatenate([angles, angles], axis=1)).astype(q.dtype)  # (n, d)
+    sin = np.sin(np.concatenate([angles, angles], axis=1)).astype(q.dtype)
+
+    def turned(x):
+        h = x[:, order]
+        rotated_half = np.concatenate([-h[:, d // 2 :], h[:, : d // 2]], axis=1)
+        return (h * cos + rotated_half * sin)[:, back]
+
+    return turned(q), turned(k)
+
+
+def rope_in_torch(q, k, positions):
+    """In PyTorch (float64 angles), returned as NumPy arrays of the inputs' dtype."""
+    d = q.shape[1]
+    omega = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    angles = torch.as_tensor(positions, dtype=torch.float64)[:, None] * omega
+    dtype = torch.from_numpy(q).dtype
+    cos, sin = angles.cos().to(dtype), angles.sin().to(dtype)
+
+    def turned(x):
+        pairs = torch.from_numpy(x).unflatten(-1, (d // 2, 2))
+        a, b = pairs[..., 0], pairs[..., 1]
+        return torch.stack([a * cos - b * sin, a * sin + b * cos], -1).flatten(-2).numpy()
+
+    return turned(q), turned(k)
+
+
+# --- rotary position embedding: wrong answers ------------------------------------------------
+
+
+def rope_with(
+    *,
+    pairing="adjacent",
+    exponent=lambda i, d: -2 * i / d,
+    swap=False,
+    sign=1,
+    shift=0,
+    base=10000.0,
+    ignore_positions=False,
+    angles_in=np.float64,
+    positions_in=None,
+    turn_q=True,
+    turn_k=True,
+    k_sign=None,
+):
+    """The reference with one thing changed."""
+
+    def fn(q, k, positions):
+        n, d = q.shape
+        p = np.arange(n) if ignore_positions else np.asarray(positions)
+        if positions_in is not None:
+            p = p.astype(positions_in)
+        i = np.arange(d // 2)
+        omega = (base ** exponent(i, d)).astype(angles_in)
+        p = (p + shift).astype(angles_in)
+
+        def turned(x, s):
+            angles = s * p[:, None] * omega
+            cos, sin = np.cos(angles).astype(x.dtype), np.sin(angles).astype(x.dtype)
+            if swap:
+                cos, sin = sin, cos
+            out = np.empty_like(x)
+            if pairing == "adjacent":
+                a, b = x[:, 0::2], x[:, 1::2]
+                out[:, 0::2], out[:, 1::2] = a * cos - b * sin, a * sin + b * cos
+            else:
+                a, b = x[:, : d // 2], x[:, d // 2 :]
+                out[:, : d // 2], out[:, d // 2 :] = a * cos - b * sin, a * sin + b * cos
+            return out
+
+        return (
+            turned(q, sign) if turn_q else q.copy(),
+            turned(k, sign if k_sign is None else k_sign) if turn_k else k.copy(),
+        )
+
+    return fn
+
+
+def quietly(fn):
+    """``fn`` with NumPy's warnings off, as a notebook shows them: warnings, not errors."""
+
+    def wrong(*args):
+        with np.errstate(all="ignore"):
+            return fn(*args)
+
+    return wrong
+
+
+def rope_in_x_dtype(q, k, positions):
+    """Every angle in the inputs' dtype: float32 for float32 inputs."""
+    d = q.shape[1]
+    omega = (10000.0 ** (-np.arange(0, d, 2) / d)).astype(q.dtype)
+    angles = np.asarray(positions).astype(q.dtype)[:, None] * omega
+    cos, sin = np.cos(angles), np.sin(angles)
+
+    def turn(x):
+        out = np.empty_like(x)
+        out[:, 0::2] = x[:, 0::2] * cos - x[:, 1::2] * sin
+        out[:, 1::2] = x[:, 0::2] * sin + x[:, 1::2] * cos
+        return out
+
+    return turn(q), turn(k)
+
+
+def rope_in_place(q, k, positions):
+    q_turned, k_turned = rope_reference(q, k, positions)
+    q[:], k[:] = q_turned, k_turned
+    return q, k
+
+
+def rope_with_the_helper(q, k, positions):
+    return apply_rotary(q, positions), apply_rotary(k, positions)
+
+
+def rope_with_the_module(q, k, positions):
+    module = RotaryPositionEmbedding(q.shape[1], max_len=int(np.max(positions)) + 1).double()
+    p = torch.as_tensor(positions)
+    return tuple(
+        module(torch.from_numpy(x.astype(np.float64)), p).numpy().astype(x.dtype) for x in (q, k)
+    )
+
+
+ROTARY_EMBEDDING = Answers(
+    check_rotary_embedding,
+    right={
+        "reference": rope_reference,
+        "loops of 2 x 2 rotations": rope_loops,
+        "complex numbers": rope_complex,
+        "through the 'rotate half' layout and back": rope_through_half,
+        "in torch, returned as NumPy": rope_in_torch,
+    },
+    wrong={
+        "the 'rotate half' layout": Wrong("known", rope_with(pairing="half"), "rotate half"),
+        "turned the other way": Wrong("known", rope_with(sign=-1), "the wrong way"),
+        "cos and sin swapped": Wrong("known", rope_with(swap=True), "cos and sin are swapped"),
+        "exponent -i/d": Wrong(
+            "known", rope_with(exponent=lambda i, d: -i / d), "the exponent is -i/d"
+        ),
+        "frequencies that grow": Wrong(
+            "known", rope_with(exponent=lambda i, d: 2 * i / d), "the frequencies grow"
+        ),
+        "base 1000": Wrong("known", rope_with(base=1000.0), "10000^(-"),
+        "positions ignored": Wrong(
+            "known", rope_with(ignore_positions=True), "not the positions given"
+        ),
+        "positions one too large": Wrong("known", rope_with(shift=1), "one too large"),
+        "positions one too small": Wrong("known", rope_with(shift=-1), "one too small"),
+        "keys not turned": Wrong(
+            "known", rope_with(turn_k=False), "you returned the keys as they were"
+        ),
+        "queries not turned": Wrong(
+            "known", rope_with(turn_q=False), "you returned the queries as they were"
+        ),
+        "nothing turned": Wrong(
+            "known", rope_with(turn_q=False, turn_k=False), "did not turn them at all"
+        ),
+        "keys turned the other way": Wrong(
+            "known", rope_with(k_sign=-1), "you turned the keys the other way"
+        ),
+        "queries and keys swapped": Wrong(
+            "known", lambda q, k, p: rope_reference(q, k, p)[::-1], "q_turned[0, 0] should be"
+        ),
+        "changed in place": Wrong("known", rope_in_place, "in place"),
+        "a list, not a pair": Wrong(
+            "type", lambda q, k, p: list(rope_reference(q, k, p)), "return a pair"
+        ),
+        **structure_family(rope_reference, axes=(0, -1)),
+        "positions in uint8": Wrong(
+            "size", rope_with(positions_in=np.uint8), "uint8 holds only 0 .. 255"
+        ),
+        "positions in float16": Wrong(
+            "size", quietly(rope_with(positions_in=np.float16)), "float16"
+        ),
+        "positions in int16": Wrong("size", rope_with(positions_in=np.int16), "int16 holds only"),
+        "angles in float32": Wrong("size", rope_with(angles_in=np.float32), "float32"),
+        "angles in the inputs' dtype": Wrong(
+            "size", rope_in_x_dtype, "computed in float32", dtypes=(np.float32,)
+        ),
+        "attnkit's apply_rotary": Wrong(
+            "forbidden", rope_with_the_helper, "attnkit.relative_position.apply_rotary"
+        ),
+        "attnkit's PyTorch module": Wrong(
+            "forbidden",
+            rope_with_the_module,
+            "attnkit.relative_position_modules.RotaryPositionEmbedding",
+        ),
+        **type_family(rope_reference),
+        **dtype_family(rope_reference),
+    },
+)
+
+ANSWERS = [POSITIONAL_ENCODING, ROTARY_EMBEDDING]
