@@ -21,6 +21,7 @@ from tests.support.browser import (
     require_chromium,
     serve,
     settle,
+    wait_for_widgets,
 )
 
 pytestmark = pytest.mark.build
@@ -51,8 +52,7 @@ def open_page(site, name):
 
 def heatmaps(page):
     widgets = page.locator("[data-attn-widget]")
-    if page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count():
-        page.wait_for_selector("[data-attn-widget][data-drawn]", state="attached")
+    wait_for_widgets(page)
     return [widgets.nth(i) for i in range(widgets.count())]
 
 

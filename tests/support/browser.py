@@ -89,6 +89,16 @@ class PageLog:
         return {name: getattr(self, name) for name in names if getattr(self, name)}
 
 
+# As many widgets drawn (each marks its root data-drawn) as the page holds widget views.
+WIDGETS_DRAWN = """() => document.querySelectorAll('[data-drawn]').length >= document
+    .querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length"""
+
+
+def wait_for_widgets(page):
+    """Wait until every widget of the page (heatmaps, the cache calculator) is drawn."""
+    page.wait_for_function(WIDGETS_DRAWN)
+
+
 def settle(page):
     """Wait until whatever a page still fetches has arrived or failed, and so has reported any
     error: the network idle, every web font and every image loaded or broken."""

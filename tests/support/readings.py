@@ -26,6 +26,7 @@ from tests.support.browser import (
     launch,
     serve,
     settle,
+    wait_for_widgets,
 )
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -55,8 +56,7 @@ def open_reading(context, base, name):
     page.on("console", lambda m: m.type in ("error", "warning") and said.append(m.text))
     page.on("response", lambda r: r.status >= 400 and said.append(f"{r.status}: {r.url}"))
     page.goto(f"{base}{name}.html", wait_until="load")
-    if page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count():
-        page.wait_for_selector("[data-attn-widget][data-drawn]", state="attached")
+    wait_for_widgets(page)
     settle(page)
     return page, log, said
 
