@@ -118,8 +118,11 @@ built-for-tests: book-for-tests student-for-tests page-for-tests readings-for-te
 # The book wing in four parts, each run once what it reads is built.
 PYTEST_BOOK = BOOK_TESTS_OUT=$(T) $(BIN)/python -m pytest
 EDITIONS := tests/book/test_student_edition.py tests/book/test_launch_buttons.py
+# The site's tests in two processes, a file in each at a time (a file's browser or JupyterLab is
+# started once): many of them wait, for a page, a kernel or a package a notebook installs.
 test-site: book-for-tests
-	$(PYTEST_BOOK) tests/book $(addprefix --ignore=,$(EDITIONS) tests/book/test_accessibility.py tests/book/test_assignments.py)
+	$(PYTEST_BOOK) -n 2 --dist loadfile tests/book \
+	  $(addprefix --ignore=,$(EDITIONS) tests/book/test_accessibility.py tests/book/test_assignments.py)
 test-editions: student-for-tests page-for-tests
 	$(PYTEST_BOOK) $(EDITIONS)
 test-readings: readings-for-tests
