@@ -1,7 +1,8 @@
 # The two set-up commands of the README, and a few conveniences.
 #   make book   create .venv from requirements.txt and node_modules from package-lock.json
 #               (once each) and build the book into _build/html
-#   make test   create .venv (once) and run every test (pytest): both wings
+#   make test   create .venv (once) and run every test (pytest): both wings, side by side, the
+#               book wing after the builds it reads (make built-for-tests, into _build/tests)
 #   make test-fast   the library wing alone (tests/library): attnkit, the checks, the grader's
 #               parts; builds nothing, about a minute: run it after every change
 #   make student   the student edition, without solutions, into _build/student
@@ -59,13 +60,77 @@ page: $(VENV)/installed node_modules/.package-lock.json
 	@test -n "$(PAGE)" || { echo "usage: make page PAGE=chapters/<slug>.md"; exit 2; }
 	BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BIN)/jupyter-book build $(PAGE) --config _config.yml --path-output $(OUT)
 
-test: $(VENV)/installed
-	$(BIN)/python -m pytest
+# Both wings side by side: the library's tests, and the book's builds, each followed by the tests
+# that read it (--output-sync prints each job's output whole when it ends). Three jobs on two
+# cores: the grading of a class, at low priority, mostly waits for its notebooks' time limits.
+test: $(VENV)/installed node_modules/.package-lock.json
+	+$(MAKE) --no-print-directory --output-sync=target -j3 test-library test-book
 
 # On every core (pytest-xdist): the library wing's tests share no state. One thread per worker
 # for PyTorch and BLAS: their thread pools on top of the workers' would fight for the cores.
 test-fast: $(VENV)/installed node_modules/.package-lock.json
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest tests/library -n auto
+
+# The library wing in one process, for make test, where the book's builds have the other core.
+test-library: $(VENV)/installed node_modules/.package-lock.json
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest tests/library
+
+# The book wing reads what these targets make for it under TESTS_OUT (tests/support/built.py):
+# the book and its student edition for the made-up repository that tests/support/book.py names,
+# chapter 1 built where no repository can be found, every page read in Chromium, every
+# assignment built and a class's notebooks graded. Each keeps its output in TESTS_OUT/<name>.log,
+# which the tests read too. The book's pages are built afresh each time (its execution cache
+# is kept), so that the log holds every warning.
+TESTS_OUT ?= _build/tests
+T := $(abspath $(TESTS_OUT))
+TEST_REPOSITORY_URL := $(shell sed -n 's/^REPOSITORY_URL = "\(.*\)"$$/\1/p' tests/support/book.py)
+# No repository but the one given: neither the environment's nor GitHub Actions'.
+NO_REPOSITORY := env -u BOOK_REPOSITORY_URL -u BOOK_BRANCH -u GITHUB_ACTIONS
+# $(call logged,name,command): the command's output into T/name.log, its end shown if it
+# fails, and what it took
+logged = mkdir -p $(T) && start=$$(date +%s) && { { $(2); } > $(T)/$(1).log 2>&1 \
+  || { tail -n 80 $(T)/$(1).log; exit 1; }; } && echo "built for tests: $(1) in $$(($$(date +%s) - start)) s"
+SUBMAKE = $(MAKE) --no-print-directory
+
+.PHONY: test-library test-book built-for-tests book-for-tests student-for-tests page-for-tests \
+  readings-for-tests class-for-tests test-site test-editions test-readings test-class
+book-for-tests: $(VENV)/installed node_modules/.package-lock.json
+	@find $(T)/book/_build -mindepth 1 -maxdepth 1 ! -name .jupyter_cache -exec rm -rf {} + 2>/dev/null || true
+	@+$(call logged,book,$(NO_REPOSITORY) BOOK_REPOSITORY_URL=$(TEST_REPOSITORY_URL) $(SUBMAKE) book OUT=$(T)/book)
+
+student-for-tests: book-for-tests
+	@+$(call logged,student,$(NO_REPOSITORY) BOOK_REPOSITORY_URL=$(TEST_REPOSITORY_URL) $(SUBMAKE) student OUT=$(T)/book)
+
+page-for-tests: book-for-tests
+	@rm -rf $(T)/page-without-repository
+	@+$(call logged,page-without-repository,$(NO_REPOSITORY) GIT_DIR=$(T)/no-git-here $(SUBMAKE) page \
+	  PAGE=chapters/attention.md OUT=$(T)/page-without-repository CACHE=$(T)/book/_build/.jupyter_cache)
+
+readings-for-tests: book-for-tests
+	@$(call logged,readings,$(BIN)/python -m tests.support.readings $(T)/book/_build/html $(T)/readings)
+
+# At low priority: the book's builds, which more tests wait for, go first.
+class-for-tests: $(VENV)/installed
+	@+$(call logged,class,$(SUBMAKE) assignments OUT=$(T)/class && nice -n 10 $(BIN)/python -m tests.support.grading $(T)/class)
+
+built-for-tests: book-for-tests student-for-tests page-for-tests readings-for-tests class-for-tests
+
+# The book wing in four parts, each run once what it reads is built.
+PYTEST_BOOK = BOOK_TESTS_OUT=$(T) $(BIN)/python -m pytest
+EDITIONS := tests/book/test_student_edition.py tests/book/test_launch_buttons.py
+# The site's tests in two processes, a file in each at a time (a file's browser or JupyterLab is
+# started once): many of them wait, for a page, a kernel or a package a notebook installs.
+test-site: book-for-tests
+	$(PYTEST_BOOK) -n 2 --dist loadfile tests/book \
+	  $(addprefix --ignore=,$(EDITIONS) tests/book/test_accessibility.py tests/book/test_assignments.py)
+test-editions: student-for-tests page-for-tests
+	$(PYTEST_BOOK) $(EDITIONS)
+test-readings: readings-for-tests
+	$(PYTEST_BOOK) tests/book/test_accessibility.py
+test-class: class-for-tests
+	$(PYTEST_BOOK) tests/book/test_assignments.py
+# The class first: its grading is the longest, and independent of the book's build.
+test-book: test-class test-site test-editions test-readings
 
 # The student edition: the same book with every solution removed (not hidden) from every file,
 # built in $(OUT)/_build/.student and copied to $(OUT)/_build/student.
@@ -91,7 +156,7 @@ grade: $(VENV)/installed
 
 # Every page with axe-core at both widths in both modes (make test: on a phone, dark mode).
 test-accessibility: $(VENV)/installed
-	BOOK_READ_EVERY_WAY=1 $(BIN)/python -m pytest tests/book/test_accessibility.py
+	BOOK_READ_EVERY_WAY=1 $(MAKE) --no-print-directory test-readings
 
 # ruff, as configured in pyproject.toml: the Python files and the chapters' code cells.
 lint: $(VENV)/installed

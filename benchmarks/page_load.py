@@ -39,7 +39,7 @@ WATCH = (
     + """
 window.firstWidget = null;
 new MutationObserver((changes, observer) => {
-  if (document.querySelector("[data-attn-widget][data-drawn]")) {
+  if (document.querySelector("[data-drawn]")) {
     window.firstWidget = performance.now();
     observer.disconnect();
   }

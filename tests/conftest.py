@@ -1,90 +1,84 @@
-"""Shared fixtures: the book, built once per test session from a clean state.
+"""Shared fixtures. The book wing's read what the Make targets built (tests.support.built):
+``make test`` builds it first, and no test builds it."""
 
-Slow preparations (the builds, a student's fresh Python) start in the background at the
-session's start (tests.support.background), and the tests that need none of them run first,
-so that the two overlap on two cores.
-"""
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
-from tests.support.background import BACKGROUND_FIXTURES, BUILD_FIXTURES, Background
+from tests.support.book import ROOT
 from tests.support.browser import require_chromium
+from tests.support.built import built, log
 
 # Property tests share the CPU with the builds: an example's time says nothing about its result.
 settings.register_profile("shared-cpu", deadline=None)
 settings.load_profile("shared-cpu")
 
-BACKGROUND = pytest.StashKey[Background]()
 
-
-def pytest_collection_modifyitems(items):
-    """Tests that need no background work first, then those that need only the quick jobs (a
-    student's Python), then those that wait for a build, then those that wait for the graded
-    assignments, which run at low priority (a stable sort keeps each group's order)."""
-
-    def waits_for(item):
-        needs = set(item.fixturenames)
-        if "graded_assignments" in needs:
-            return 3
-        return 2 if needs & BUILD_FIXTURES else 1 if needs & BACKGROUND_FIXTURES else 0
-
-    items.sort(key=waits_for)
-
-
-def pytest_terminal_summary(terminalreporter, config):
-    if BACKGROUND in config.stash and config.stash[BACKGROUND].seconds:
-        terminalreporter.write_line(config.stash[BACKGROUND].summary())
-
-
-@pytest.fixture(scope="session", autouse=True)
-def background(request, tmp_path_factory):
-    """Starts, before the first test, what the collected tests will need."""
-    needed = set().union(*(item.fixturenames for item in request.session.items))
-    work = Background(tmp_path_factory.mktemp, needed & BACKGROUND_FIXTURES)
-    request.config.stash[BACKGROUND] = work
-    yield work
-    work.close()
+@pytest.fixture(scope="session")
+def built_book():
+    """The book built with the README's command for the made-up REPOSITORY_URL (``make
+    book-for-tests``): its html folder and the build's log."""
+    return built("book/_build/html", "book-for-tests"), log("book", "book-for-tests")
 
 
 @pytest.fixture(scope="session")
-def built_book(background):
-    """The book built with the README's command into a fresh folder, for REPOSITORY_URL.
-
-    The folder is new, so every notebook is executed (no cache) and the build is clean.
-    Returns the html folder and the build's log.
-    """
-    return background.book_folder / "_build" / "html", background.book.result()
+def built_student_edition():
+    """The student edition (``make student``) beside that book; its html folder."""
+    return built("book/_build/student", "student-for-tests")
 
 
 @pytest.fixture(scope="session")
-def built_student_edition(background):
-    """The student edition (``make student``) beside the normal build; its html folder."""
-    background.student.result()
-    return background.book_folder / "_build" / "student"
+def built_page_without_repository():
+    """Chapter 1's page built alone where no repository can be found (no variable, no git
+    checkout): its html folder and the build's log."""
+    html = built("page-without-repository/_build/_page/attention/html", "page-for-tests")
+    return html, log("page-without-repository", "page-for-tests")
+
+
+@pytest.fixture
+def python_without_attnkit(tmp_path):
+    """The python of a new virtual environment with Jupyter's kernel and nothing of the book,
+    like a student's own Jupyter: a downloaded notebook's set-up cell must bring the rest."""
+    uv = Path(sys.executable).with_name("uv")  # the book's environment has it (Makefile)
+    folder = tmp_path / "student-python"
+    subprocess.run(
+        [uv, "venv", "--quiet", "--seed", "--python", sys.executable, folder], check=True
+    )
+    python = folder / "bin" / "python"
+    # pip comes with it (--seed): the notebooks' set-up cell installs with pip, as students' do
+    install = [uv, "pip", "install", "--quiet", "--python", python, "ipykernel", "nbclient"]
+    subprocess.run(install, check=True)
+    return python
 
 
 @pytest.fixture(scope="session")
-def built_pages_with_and_without_repository(background):
-    """Chapter 1's page built alone with the made-up repository URL, and where none can be found
-    (no variable, no git checkout): {"with": (html folder, log), "without": (...)}."""
-    return background.pages.result()
+def graded_assignments():
+    """Every chapter's assignment built and a class's notebooks graded (``make
+    class-for-tests``): tests.support.grading.Graded."""
+    from tests.support.grading import Graded
+
+    return Graded.load(built("class/graded.json", "class-for-tests"))
 
 
 @pytest.fixture(scope="session")
-def python_without_attnkit(background):
-    """The python of a fresh environment with Jupyter's kernel and nothing of the book."""
-    return background.python.result()
-
-
-@pytest.fixture(scope="session")
-def graded_assignments(background):
-    """Every chapter's Otter-Grader assignment, built and graded (tests.support.grading.Graded)."""
-    return background.assignments.result()
-
-
-@pytest.fixture(scope="session")
-def page_readings(background):
-    """Every page read in a browser: ({"width mode page": reading}, the screenshots' folder)."""
+def page_readings():
+    """Every page read in a browser (``make readings-for-tests``): ({"width mode page":
+    reading}, the screenshots' folder)."""
     require_chromium()
-    return background.readings.result()
+    found = built("readings/readings.json", "readings-for-tests")
+    return json.loads(found.read_text(encoding="utf-8")), found.parent / "screenshots"
+
+
+@pytest.fixture(scope="session")
+def local_clone(tmp_path_factory):
+    """The repository, cloned: what `pip install git+URL` fetches, without a network."""
+    clone = tmp_path_factory.mktemp("repository") / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+    commit = subprocess.run(
+        ["git", "-C", str(clone), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return f"file://{clone}", commit

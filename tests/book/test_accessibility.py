@@ -1,5 +1,7 @@
 """Every page read as a reader would: on a 1280 px laptop and a 375 px phone, in light and
-dark mode. axe-core finds no serious or critical WCAG violation, no page scrolls sideways or
+dark mode, with no network beyond this machine. It loads without an error or a request that
+fails or leaves the machine, its formulas typeset and its heatmaps drawn; axe-core finds no
+serious or critical WCAG violation, no page scrolls sideways or
 jumps while it loads, the console stays quiet, and the chapter list opens and leads to another chapter on a phone.
 
 Each page is opened once per width and mode (tests.support.readings: ``make test`` reads each
@@ -9,7 +11,7 @@ screenshot of each is kept (the folder is printed) for a person to look at.
 
 import pytest
 
-from tests.support.book import toc_files
+from tests.support.book import chapter_files, toc_files
 from tests.support.browser import launch, require_chromium, serve
 from tests.support.readings import READINGS
 
@@ -23,6 +25,17 @@ def readings(page_readings):
     found, shots = page_readings
     print(f"screenshots: {shots}")
     return {tuple(key.split(" ", 2)): reading for key, reading in found.items()}
+
+
+@pytest.mark.parametrize("name", toc_files())
+@pytest.mark.parametrize("width, mode", READINGS)
+def test_page_loads_offline_without_errors_and_typesets_math(readings, width, mode, name):
+    reading = readings[width, mode, name]
+    assert reading["problems"] == {}
+    if name in chapter_files():
+        assert reading["typeset"] >= 5
+        assert reading["left_as_tex"] == 0, "math left as TeX"
+        assert all(cells > 0 for cells in reading["heatmap_cells"])
 
 
 @pytest.mark.parametrize("name", toc_files())

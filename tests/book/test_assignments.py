@@ -20,8 +20,9 @@ import pytest
 import yaml
 
 from assignments.build import chapters_with_exercises, write_master
-from assignments.exercises import labelled_equations
+from assignments.exercises import coding_exercises, labelled_equations
 from assignments.grade import COLUMNS, GRADED, collect
+from tests.support.alone import installed_for_the_student, run_alone
 from tests.support.book import ROOT, pin
 from tests.support.grading import (
     CLASS,
@@ -263,3 +264,27 @@ def test_exercise_text_shows_the_equations_it_refers_to(chapter, tmp_path):
     for exercise in exercises(chapter):
         for label in re.findall(r"\{eq\}`([^`]+)`", exercise.prompt):
             assert f"Equation ({label}):\n\n$$\n{labelled_equations(text)[label]}\n$$" in markdown
+
+
+def test_assignment_notebook_runs_alone_in_an_empty_folder(
+    graded_assignments, python_without_attnkit, local_clone, tmp_path
+):
+    """The notebook an instructor hands out (make assignments), in a student's own Jupyter: its
+    set-up cell, the book's, installs attnkit and Otter before Otter's own cell imports it."""
+    notebook = graded_assignments.assignments / "attention" / "student" / "attention.ipynb"
+    executed, outputs = run_alone(python_without_attnkit, notebook, tmp_path, local_clone)
+    setup, otter, title, *_ = executed.cells
+    assert setup.source.startswith("# Set-up.") and 'pip_install("otter-grader==' in setup.source
+    assert "grader = otter.Notebook(" in otter.source and title.source.startswith("# Attention")
+    errors = [(i, o.ename, o.evalue) for i, o in outputs if o.output_type == "error"]
+    assert errors == []
+    # each stub raises NotImplementedError inside its check, which reports it; so do the public
+    # tests that grader.check runs
+    reports = [o.data["text/plain"] for _, o in outputs if o.output_type == "execute_result"]
+    public = [report for report in reports if "Test case failed" in report]
+    checks = [report for report in reports if report not in public]
+    questions = len(coding_exercises((ROOT / "chapters" / "attention.md").read_text()))
+    assert len(checks) == len(public) == questions >= 2
+    assert all("NotImplementedError" in report for report in reports)
+    assert installed_for_the_student(python_without_attnkit, "attnkit")
+    assert installed_for_the_student(python_without_attnkit, "otter")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from attnkit.heatmap import AttentionHeatmap
-from tests.support.book import chapter_files, toc_files
+from tests.support.book import chapter_files
 from tests.support.browser import (
     PageLog,
     drawn_weights,
@@ -20,6 +20,8 @@ from tests.support.browser import (
     move_slider,
     require_chromium,
     serve,
+    settle,
+    wait_for_widgets,
 )
 
 pytestmark = pytest.mark.build
@@ -50,17 +52,8 @@ def open_page(site, name):
 
 def heatmaps(page):
     widgets = page.locator("[data-attn-widget]")
-    if page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count():
-        page.wait_for_selector("[data-attn-widget][data-drawn]", state="attached")
+    wait_for_widgets(page)
     return [widgets.nth(i) for i in range(widgets.count())]
-
-
-def settle(page):
-    """Wait until whatever a page still fetches has arrived or failed, and so has reported any
-    error: the network idle, every web font and every image loaded or broken."""
-    page.wait_for_load_state("networkidle")
-    page.evaluate("() => document.fonts.ready.then(() => null)")
-    page.wait_for_function("() => [...document.images].every(image => image.complete)")
 
 
 def numpy_weights(widget):
@@ -145,19 +138,6 @@ def exercise_controls(widget):
     assert after.shape != before.shape or not np.allclose(after, before), (
         f"{changed} changed nothing"
     )
-
-
-@pytest.mark.parametrize("name", toc_files())
-def test_page_loads_offline_without_errors_and_typesets_math(site, name):
-    page, log = open_page(site, name)
-    if name in chapter_files():
-        assert page.locator("mjx-container").count() >= 5
-        assert page.locator(".math:not(:has(mjx-container))").count() == 0, "math left as TeX"
-        for widget in heatmaps(page):
-            assert widget.locator(".attn-cell").count() > 0
-    settle(page)
-    assert log.problems() == {}
-    page.close()
 
 
 @pytest.mark.parametrize("chapter", chapter_files())

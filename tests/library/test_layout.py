@@ -9,8 +9,8 @@ import ast
 
 import pytest
 
-from tests.support.background import BACKGROUND_FIXTURES
 from tests.support.book import ROOT
+from tests.support.built import BUILT_FIXTURES
 
 TESTS = ROOT / "tests"
 # The two wings: library (attnkit, the checks, the grader's parts; builds nothing, `make
@@ -107,9 +107,9 @@ def test_every_test_module_lies_in_a_wing():
 @pytest.mark.parametrize(
     "path", sorted((TESTS / "library").glob("test_*.py")), ids=lambda p: p.name
 )
-def test_the_library_wing_waits_for_no_build(path):
-    """No test of the library wing takes a fixture that builds the book or prepares anything
-    in the background, so that `make test-fast` builds nothing."""
+def test_the_library_wing_reads_no_build(path):
+    """No test of the library wing takes a fixture that reads what the Make targets build for
+    the book wing, so that `make test-fast` needs no build."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     taken = {
         arg.arg
@@ -117,4 +117,4 @@ def test_the_library_wing_waits_for_no_build(path):
         if isinstance(node, ast.FunctionDef)
         for arg in node.args.args
     }
-    assert not taken & BACKGROUND_FIXTURES, path.name
+    assert not taken & BUILT_FIXTURES, path.name

@@ -1,9 +1,7 @@
-"""The repository, its table of contents, and the book built from it."""
+"""The repository, its table of contents, and what a built page holds."""
 
 import importlib.util
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import yaml
@@ -15,15 +13,6 @@ REPOSITORY_URL = "https://github.com/example-owner/example-book"
 LAUNCH_LINK = re.compile(
     r'href="(https://(?:mybinder\.org/v2|colab\.research\.google\.com/github)/[^"]*)"'
 )
-REPOSITORY_VARIABLES = [
-    "BOOK_REPOSITORY_URL",
-    "BOOK_BRANCH",
-    "GITHUB_ACTIONS",
-    "GITHUB_REPOSITORY",
-    "GITHUB_SERVER_URL",
-    "GITHUB_REF_NAME",
-    "GITHUB_HEAD_REF",
-]
 
 
 def pin(package: str) -> str:
@@ -67,24 +56,3 @@ def chapter_files():
 def page(html_dir, name):
     """The built HTML of the page ``name`` (a path of the table of contents, without suffix)."""
     return (html_dir / f"{name}.html").read_text(encoding="utf-8")
-
-
-def build(
-    target: str, out: Path, cache: Path | None = None, page: str | None = None, **environment
-) -> str:
-    """Run ``make <target> OUT=<out>`` (and ``PAGE=<page>``); return its log, failing the test
-    if the build fails.
-
-    The log is also written to ``<out>/<target>.log``, beside the build.
-    """
-    env = {k: v for k, v in os.environ.items() if k not in REPOSITORY_VARIABLES} | environment
-    command = ["make", "--no-print-directory", target, f"OUT={out}"]
-    if cache is not None:
-        command.append(f"CACHE={cache}")
-    if page is not None:
-        command.append(f"PAGE={page}")
-    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
-    log = result.stdout + result.stderr
-    (out / f"{target}.log").write_text(log)
-    assert result.returncode == 0, f"make {target} failed (log in {out}):\n{log[-6000:]}"
-    return log

@@ -89,6 +89,24 @@ class PageLog:
         return {name: getattr(self, name) for name in names if getattr(self, name)}
 
 
+# As many widgets drawn (each marks its root data-drawn) as the page holds widget views.
+WIDGETS_DRAWN = """() => document.querySelectorAll('[data-drawn]').length >= document
+    .querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length"""
+
+
+def wait_for_widgets(page):
+    """Wait until every widget of the page (heatmaps, the cache calculator) is drawn."""
+    page.wait_for_function(WIDGETS_DRAWN)
+
+
+def settle(page):
+    """Wait until whatever a page still fetches has arrived or failed, and so has reported any
+    error: the network idle, every web font and every image loaded or broken."""
+    page.wait_for_load_state("networkidle")
+    page.evaluate("() => document.fonts.ready.then(() => null)")
+    page.wait_for_function("() => [...document.images].every(image => image.complete)")
+
+
 def require_chromium():
     """Skip a browser test where Chromium is missing, but fail on CI, which must have it."""
     import pytest

@@ -1,4 +1,4 @@
-"""A class's worth of collected notebooks, built and graded as an instructor would, in the background.
+"""A class's worth of collected notebooks, graded as an instructor would (make class-for-tests).
 
 ``make assignments`` builds every chapter's assignment; a folder of "collected" notebooks is
 written, one subfolder per imagined student, and ``python -m assignments.grade`` grades it in one
@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,6 +26,7 @@ from pathlib import Path
 
 import nbformat
 
+from assignments.build import chapters_with_exercises
 from assignments.exercises import CodingExercise, coding_exercises
 from tests.support.book import ROOT
 
@@ -277,6 +280,17 @@ class Graded:
     leftovers: list[str]  # command lines of processes left running by graded notebooks
     outside_written: bool  # did a notebook write a file outside its sandbox?
 
+    def save(self, path: Path) -> None:
+        fields = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        text = json.dumps(fields, default=str, indent=1)
+        path.write_text(text, encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> Graded:
+        fields = json.loads(path.read_text(encoding="utf-8"))
+        paths = ("assignments", "collected", "table", "slow_table")
+        return cls(**fields | {name: Path(fields[name]) for name in paths})
+
     def of(self, student: str, chapter: str) -> list[dict]:
         return [
             row
@@ -405,33 +419,38 @@ def processes_left() -> list[str]:
     return found
 
 
-def build_and_grade(chapters: list[str], folder: Path) -> Graded:
-    """Build ``chapters``' assignments, collect the class's notebooks and grade them all, with
-    the commands an instructor runs."""
-    built, collected = folder / "assignments", folder / "collected"
+def grade_class(folder: Path) -> Graded:
+    """Collect the class's notebooks from the assignments that ``make assignments OUT=folder``
+    built and grade them all with the instructor's command: the class, and beside it (its
+    notebooks mostly wait for their time limit) the notebooks that never finish."""
+    built, collected = folder / "_build" / "assignments", folder / "collected"
     slow, table, slow_table = folder / "slow", folder / "grades.csv", folder / "slow-grades.csv"
+    for path in (collected, slow, table, slow_table):  # a second run starts afresh
+        if path.is_dir():
+            shutil.rmtree(path)
+        path.unlink(missing_ok=True)
     OUTSIDE.unlink(missing_ok=True)
-    # At low priority: the grading has the whole session to finish (its tests run last) and
-    # should not slow the book's build, which the browser tests wait for.
-    python = ["nice", "-n", "10", sys.executable, "-m"]
-    run = {"cwd": ROOT, "check": True, "capture_output": True, "text": True}
-    try:
-        subprocess.run([*python, "assignments.build", "--out", built, *chapters], **run)
-        for chapter in chapters:
-            collect(chapter, built / chapter, collected)
-        collect_class(CLASS, built, collected)
-        collect_odd_files(collected)
-        collect_class(SLOW, built, slow)
-        before = hashes(collected)
-        grade = [*python, "assignments.grade", "--seed", "1", "--fresh"]
-        subprocess.run([*grade, collected, "--out", table], **run)
-        subprocess.run([*grade, slow, "--out", slow_table, "--timeout", str(SLOW_SECONDS)], **run)
-    except subprocess.CalledProcessError as error:
-        message = f"{error.cmd} failed:\n{error.stdout[-3000:]}{error.stderr[-3000:]}"
-        raise AssertionError(message) from error
+    for chapter in chapters_with_exercises():
+        collect(chapter, built / chapter, collected)
+    collect_class(CLASS, built, collected)
+    collect_odd_files(collected)
+    collect_class(SLOW, built, slow)
+    before = hashes(collected)
+    grade = [sys.executable, "-m", "assignments.grade", "--seed", "1", "--fresh"]
+    runs = [
+        ([*grade, collected, "--out", table], table),
+        ([*grade, slow, "--out", slow_table, "--timeout", str(SLOW_SECONDS)], slow_table),
+    ]
+    started = [
+        (subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT), out)
+        for command, out in runs
+    ]
     rows = []
-    for path in (table, slow_table):
-        with path.open(encoding="utf-8") as file:
+    for process, out in started:
+        said = process.communicate()[0].decode(errors="replace")
+        if process.returncode != 0:
+            raise SystemExit(f"{process.args} failed:\n{said[-3000:]}")
+        with out.open(encoding="utf-8") as file:
             rows += list(csv.DictReader(file))
     return Graded(
         built,
@@ -444,3 +463,9 @@ def build_and_grade(chapters: list[str], folder: Path) -> Graded:
         processes_left(),
         OUTSIDE.exists(),
     )
+
+
+if __name__ == "__main__":
+    # make class-for-tests: python -m tests.support.grading FOLDER (after make assignments OUT=FOLDER)
+    folder = Path(sys.argv[1]).resolve()
+    grade_class(folder).save(folder / "graded.json")

@@ -1,11 +1,14 @@
-"""Every page of the built book read as a reader would, at a width and in a colour mode: what
-axe-core finds, the document's width, what the console says, how far its layout moved while it
-loaded, and a screenshot.
+"""Every page of the built book read as a reader would, at a width and in a colour mode, with
+the network beyond this machine closed: what the page did that a reader would not want (blocked
+or failed requests, errors, dialogs), what the console says, whether its formulas were typeset
+and its heatmaps drawn, what axe-core finds, the document's width, how far its layout moved
+while it loaded, and a screenshot.
 
-Run as a program it reads every page in every way asked for and writes the results as JSON, so
-the session can read the pages in a process of its own while other tests run:
+Run as a program (``make readings-for-tests``) it reads every page in every way asked for and
+writes the results as JSON, for tests/book/test_accessibility.py to read; where Chromium is
+missing it writes nothing, and those tests are skipped with the hint (or fail under CI=true):
 
-    python -m tests.support.readings HTML_DIR SCREENSHOTS RESULTS.json
+    python -m tests.support.readings HTML_DIR FOLDER   (FOLDER/readings.json, FOLDER/screenshots)
 """
 
 import itertools
@@ -15,7 +18,16 @@ import sys
 from pathlib import Path
 
 from tests.support.book import ROOT, toc_files
-from tests.support.browser import WATCH_LAYOUT_SHIFTS, launch, serve
+from tests.support.browser import (
+    CHROMIUM,
+    INSTALL_HINT,
+    WATCH_LAYOUT_SHIFTS,
+    PageLog,
+    launch,
+    serve,
+    settle,
+    wait_for_widgets,
+)
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 WIDTHS = {"laptop": 1280, "phone": 375}
@@ -37,23 +49,30 @@ RUN_AXE = """([tags, impacts]) => axe.run(document, {
 
 
 def open_reading(context, base, name):
-    """The page loaded, its math typeset and its widgets drawn; what the console said."""
+    """The page loaded, its math typeset and its widgets drawn, everything it fetches arrived;
+    what the console said and what the page did that it should not (PageLog)."""
     page = context.new_page()
-    said = []
+    log, said = PageLog(page), []
     page.on("console", lambda m: m.type in ("error", "warning") and said.append(m.text))
-    page.on("pageerror", lambda error: said.append(str(error)))
-    page.on("requestfailed", lambda request: said.append(f"failed: {request.url}"))
     page.on("response", lambda r: r.status >= 400 and said.append(f"{r.status}: {r.url}"))
     page.goto(f"{base}{name}.html", wait_until="load")
-    if page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count():
-        page.wait_for_selector("[data-attn-widget][data-drawn]", state="attached")
-    page.wait_for_load_state("networkidle")
-    return page, said
+    wait_for_widgets(page)
+    settle(page)
+    return page, log, said
+
+
+# Formulas typeset (and none left as TeX) and each heatmap's cells drawn.
+DRAWN = """() => ({
+    typeset: document.querySelectorAll("mjx-container").length,
+    left_as_tex: document.querySelectorAll(".math:not(:has(mjx-container))").length,
+    heatmap_cells: [...document.querySelectorAll("[data-attn-widget]")].map(
+        w => w.querySelectorAll(".attn-cell").length),
+})"""
 
 
 def read_every_page(html_dir: Path, shots: Path) -> dict[str, dict]:
-    """{"width mode page": {"mode", "axe", "width", "console", "layout_shift"}} for every page
-    and reading."""
+    """{"width mode page": {"problems", "typeset", "left_as_tex", "heatmap_cells", "mode", "axe",
+    "width", "console", "layout_shift"}} for every page and reading."""
     from playwright.sync_api import sync_playwright
 
     found = {}
@@ -64,9 +83,11 @@ def read_every_page(html_dir: Path, shots: Path) -> dict[str, dict]:
             context.add_init_script(f"localStorage.setItem('mode', '{mode}')")
             context.add_init_script(WATCH_LAYOUT_SHIFTS)
             for name in toc_files():
-                page, said = open_reading(context, base, name)
+                page, log, said = open_reading(context, base, name)
+                drawn = page.evaluate(DRAWN)
                 page.add_script_tag(path=str(AXE))
-                found[f"{width} {mode} {name}"] = {
+                found[f"{width} {mode} {name}"] = drawn | {
+                    "problems": log.problems(),
                     "mode": page.evaluate("document.documentElement.dataset.theme"),
                     "axe": page.evaluate(RUN_AXE, [WCAG, SERIOUS]),
                     "width": page.evaluate(
@@ -84,5 +105,10 @@ def read_every_page(html_dir: Path, shots: Path) -> dict[str, dict]:
 
 
 if __name__ == "__main__":
-    html_dir, shots, results = map(Path, sys.argv[1:4])
+    html_dir, folder = map(Path, sys.argv[1:3])
+    results, shots = folder / "readings.json", folder / "screenshots"
+    results.unlink(missing_ok=True)
+    if CHROMIUM is None:
+        sys.exit(print(f"pages not read: {INSTALL_HINT}"))  # the tests say it again
+    shots.mkdir(parents=True, exist_ok=True)
     results.write_text(json.dumps(read_every_page(html_dir, shots)), encoding="utf-8")
