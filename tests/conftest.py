@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from tests.support.book import ROOT
+from tests.support.book import ROOT, pin
 from tests.support.browser import require_chromium
 from tests.support.built import built, log
 
@@ -41,8 +41,10 @@ def built_page_without_repository():
 
 @pytest.fixture
 def python_without_attnkit(tmp_path):
-    """The python of a new virtual environment with Jupyter's kernel and nothing of the book,
-    like a student's own Jupyter: a downloaded notebook's set-up cell must bring the rest."""
+    """The python of a new virtual environment like a student's own Jupyter: Jupyter's kernel
+    and the scientific stack (what attnkit and Otter-Grader depend on, at the lock's versions),
+    but neither attnkit nor Otter, which a notebook's set-up cell must install. The stack comes
+    through uv's cache, so that the tests wait on the set-up cell, not on downloads."""
     uv = Path(sys.executable).with_name("uv")  # the book's environment has it (Makefile)
     folder = tmp_path / "student-python"
     subprocess.run(
@@ -50,8 +52,11 @@ def python_without_attnkit(tmp_path):
     )
     python = folder / "bin" / "python"
     # pip comes with it (--seed): the notebooks' set-up cell installs with pip, as students' do
-    install = [uv, "pip", "install", "--quiet", "--python", python, "ipykernel", "nbclient"]
-    subprocess.run(install, check=True)
+    uv_pip = [uv, "pip", "--quiet"]
+    stack = ["ipykernel", "nbclient", "numpy", "matplotlib", "anywidget", "japanize-matplotlib"]
+    lock = ["--constraint", ROOT / "requirements.txt", "--python", python]
+    subprocess.run([*uv_pip, "install", *lock, *stack, pin("otter-grader")], check=True)
+    subprocess.run([*uv_pip, "uninstall", "--python", python, "otter-grader"], check=True)
     return python
 
 
