@@ -63,17 +63,20 @@ page: $(VENV)/installed node_modules/.package-lock.json
 # Both wings side by side: the library's tests, and the book's builds, each followed by the tests
 # that read it (--output-sync prints each job's output whole when it ends). Three jobs on two
 # cores: the grading of a class, at low priority, mostly waits for its notebooks' time limits.
+# One thread each for PyTorch and BLAS: with three jobs on two cores, their thread pools would
+# only spin (a clean build of the book took a quarter less CPU time so).
+SINGLE_THREADED := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 test: $(VENV)/installed node_modules/.package-lock.json
-	+$(MAKE) --no-print-directory --output-sync=target -j3 test-library test-book
+	+$(SINGLE_THREADED) $(MAKE) --no-print-directory --output-sync=target -j3 test-library test-book
 
 # On every core (pytest-xdist): the library wing's tests share no state. One thread per worker
 # for PyTorch and BLAS: their thread pools on top of the workers' would fight for the cores.
 test-fast: $(VENV)/installed node_modules/.package-lock.json
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest tests/library -n auto
+	$(SINGLE_THREADED) $(BIN)/python -m pytest tests/library -n auto
 
 # The library wing in one process, for make test, where the book's builds have the other core.
 test-library: $(VENV)/installed node_modules/.package-lock.json
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest tests/library
+	$(SINGLE_THREADED) $(BIN)/python -m pytest tests/library
 
 # The book wing reads what these targets make for it under TESTS_OUT (tests/support/built.py):
 # the book and its student edition for the made-up repository that tests/support/book.py names,
