@@ -18,6 +18,10 @@
 - ``transformer_numpy``: its forward pass in NumPy, composed from ``core``
 - ``streaming``: attention computed block by block over the keys (the online softmax)
 - ``decoding``: a key-value cache and a tiny decoder that generates with or without it
+- ``gpt``: chapter 8's tiny GPT (RoPE, pre-norm RMSNorm blocks, causal multi-head or
+  grouped-query attention, tied embeddings), its corpus (Python's standard library), training,
+  counting baselines, top-k generation and the shipped weights (``data/tiny_gpt.pt``);
+  ``gpt_train`` trains it again and writes them
 - ``kv_calculator``: the key-value cache's size, the bytes a decoding step reads and the largest
   batch that fits in memory, as a formula and as an interactive calculator (anywidget; computed
   in the browser)

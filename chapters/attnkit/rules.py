@@ -66,6 +66,9 @@ __all__ = [
     "check_frequency_factors",
     "check_integer_positions",
     "check_position_range",
+    "check_caches",
+    "check_window",
+    "check_top_k",
 ]
 
 ALL_MASKED_CHOICES = ("raise", "zero")
@@ -641,3 +644,34 @@ def check_position_range(low: int, high: int, max_len: int) -> None:
             f"positions from {low} to {high} do not fit max_len = {max_len}: the tables hold "
             f"positions 0 .. {max_len - 1}; create the module with max_len > {high}"
         )
+
+
+# --- chapter 8's tiny GPT (attnkit.gpt) --------------------------------------------------------
+
+
+def check_caches(count: int, layers: int, lengths: list) -> None:
+    """ValueError unless there is one key-value cache per layer, all holding as many tokens."""
+    if count != layers:
+        raise ValueError(f"pass one KVCache per layer: {layers}, got {count}")
+    if len(set(lengths)) > 1:
+        raise ValueError(
+            f"caches must hold as many tokens each, one sequence per layer, got {lengths}"
+        )
+
+
+def check_window(length: int, context: int) -> None:
+    """ValueError unless a text of ``length`` tokens holds a window of ``context`` inputs and
+    the target after them."""
+    if length <= context:
+        raise ValueError(
+            f"a text of {length} tokens holds no window of context = {context} tokens and "
+            "the token after them: use a longer text or a shorter context"
+        )
+
+
+def check_top_k(k, vocab: int) -> int:
+    """``k`` as an ``int`` if it keeps between 1 and all ``vocab`` tokens, else ValueError."""
+    k = positive_int(k, "top_k")
+    if k > vocab:
+        raise ValueError(f"top_k = {k} is larger than the vocabulary of {vocab} tokens")
+    return k

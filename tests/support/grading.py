@@ -109,6 +109,23 @@ def gqa(Q, K, V):
     K_all, V_all = np.tile(K, (r, 1, 1)), np.tile(V, (r, 1, 1))   # tile, not repeat
     return scaled_dot_product_attention(Q, K_all, V_all)[0]
 """,
+    "gpt-ex-rope-attention": """
+def rope_attention(Q, K, V):
+    d_k = Q.shape[-1]
+    q, k = apply_rotary(Q), apply_rotary(K)
+    scores = q @ k.transpose(0, 2, 1) / np.sqrt(d_k).astype(Q.dtype)   # no causal mask
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = e / e.sum(axis=-1, keepdims=True)
+    return weights @ V, weights
+""",
+    "gpt-ex-top-k": """
+def top_k(logits, k, temperature):
+    scaled = logits * temperature                   # multiplied, not divided
+    kth = np.sort(scaled, axis=-1)[..., -k:][..., :1]
+    kept = np.where(scaled >= kth, scaled, -np.inf)
+    e = np.exp(kept - kept.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+""",
 }
 
 # The imagined students: which answer each gives to the question at a given position.

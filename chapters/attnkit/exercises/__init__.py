@@ -17,6 +17,7 @@ One module per chapter, named after the chapter's file, in the book's order:
 - ``positional_encoding``: ``check_positional_encoding``, ``check_rotary_embedding``
 - ``tiny_transformer``: ``check_diagonal_mass``
 - ``attention_at_scale``: ``check_online_softmax_attention``, ``check_grouped_query_attention``
+- ``tiny_gpt``: ``check_causal_rope_attention``, ``check_top_k_probabilities``
 
 They are built on ``harness``: calling the student's function safely, comparing answers
 with a tolerance that follows their dtype, and turning a check's body into a
@@ -30,6 +31,7 @@ from .multi_head_attention import check_merge_heads, check_split_heads
 from .positional_encoding import check_positional_encoding, check_rotary_embedding
 from .qkv_attention import check_mask_forms, check_scaled_dot_product_attention
 from .self_attention import check_causal_mask, check_masked_self_attention, check_padding_mask
+from .tiny_gpt import check_causal_rope_attention, check_top_k_probabilities
 from .tiny_transformer import check_diagonal_mass
 
 __all__ = [
@@ -50,4 +52,6 @@ __all__ = [
     "check_diagonal_mass",
     "check_online_softmax_attention",
     "check_grouped_query_attention",
+    "check_causal_rope_attention",
+    "check_top_k_probabilities",
 ]
