@@ -6,6 +6,7 @@
 #   make test-fast   the library wing alone (tests/library): attnkit, the checks, the grader's
 #               parts; builds nothing, about a minute: run it after every change
 #   make student   the student edition, without solutions, into _build/student
+#   make pdf    the whole book as one PDF, _build/pdf/attention-step-by-step.pdf (needs Chromium)
 #   make assignments   an Otter-Grader assignment per chapter into _build/assignments
 #   make grade SUBMISSIONS=folder   grade the collected notebooks in folder into grades.csv
 #               (each in a sandbox: needs bubblewrap, Debian's package of that name)
@@ -19,7 +20,8 @@ OUT ?= .
 CACHE ?= $(OUT)/_build/.jupyter_cache
 BUILD := $(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
 
-.PHONY: book page test test-fast test-accessibility student assignments grade lab clean lock lint format
+.PHONY: book page pdf test test-fast test-accessibility test-pdf pdf-for-tests student assignments \
+  grade lab clean lock lint format gpt-weights
 
 # The pinned environment, the helper library attnkit (editable: a change to it is live), and
 # JupyterLab set to open the chapters' Markdown as notebooks, as on Binder (binder/postBuild).
@@ -49,7 +51,9 @@ $(VENV)/installed: requirements.txt pyproject.toml
 node_modules/.package-lock.json: package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund
 
+# The chapters the execution cache lacks run first, side by side (myst-nb runs them one by one).
 book: $(VENV)/installed node_modules/.package-lock.json
+	$(BIN)/python _ext/execute_in_parallel.py $(abspath $(CACHE))
 	BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BUILD) --path-output $(OUT)
 	@echo "The book is in $(OUT)/_build/html: open $(OUT)/_build/html/index.html"
 
@@ -74,9 +78,10 @@ test: $(VENV)/installed node_modules/.package-lock.json
 test-fast: $(VENV)/installed node_modules/.package-lock.json
 	$(SINGLE_THREADED) $(BIN)/python -m pytest tests/library -n auto
 
-# The library wing in one process, for make test, where the book's builds have the other core.
+# The library wing in one process, for make test, at a lower priority than the book's build,
+# which the book wing waits for: it takes the time the build leaves.
 test-library: $(VENV)/installed node_modules/.package-lock.json
-	$(SINGLE_THREADED) $(BIN)/python -m pytest tests/library
+	$(SINGLE_THREADED) nice -n 5 $(BIN)/python -m pytest tests/library
 
 # The book wing reads what these targets make for it under TESTS_OUT (tests/support/built.py):
 # the book and its student edition for the made-up repository that tests/support/book.py names,
@@ -87,8 +92,8 @@ test-library: $(VENV)/installed node_modules/.package-lock.json
 TESTS_OUT ?= _build/tests
 T := $(abspath $(TESTS_OUT))
 TEST_REPOSITORY_URL := $(shell sed -n 's/^REPOSITORY_URL = "\(.*\)"$$/\1/p' tests/support/book.py)
-# No repository but the one given: neither the environment's nor GitHub Actions'.
-NO_REPOSITORY := env -u BOOK_REPOSITORY_URL -u BOOK_BRANCH -u GITHUB_ACTIONS
+# No repository (nor site URL) but the one given: neither the environment's nor GitHub Actions'.
+NO_REPOSITORY := env -u BOOK_REPOSITORY_URL -u BOOK_BRANCH -u GITHUB_ACTIONS -u BOOK_SITE_URL
 # $(call logged,name,command): the command's output into T/name.log, its end shown if it
 # fails, and what it took
 logged = mkdir -p $(T) && start=$$(date +%s) && { { $(2); } > $(T)/$(1).log 2>&1 \
@@ -116,6 +121,13 @@ readings-for-tests: book-for-tests
 class-for-tests: $(VENV)/installed
 	@+$(call logged,class,$(SUBMAKE) assignments OUT=$(T)/class && nice -n 10 $(BIN)/python -m tests.support.grading $(T)/class)
 
+# Not in make test: printing 300 pages costs Chromium a minute or two.
+pdf-for-tests: book-for-tests
+	@+$(call logged,pdf,$(SUBMAKE) pdf OUT=$(T)/book && mkdir -p $(T)/pdf \
+	  && cp $(T)/book/_build/pdf/attention-step-by-step.pdf $(T)/pdf/)
+test-pdf: pdf-for-tests
+	$(PYTEST_BOOK) tests/book/test_pdf.py
+
 built-for-tests: book-for-tests student-for-tests page-for-tests readings-for-tests class-for-tests
 
 # The book wing in four parts, each run once what it reads is built.
@@ -141,6 +153,14 @@ student: $(VENV)/installed node_modules/.package-lock.json
 	BOOK_EDITION=student BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BUILD) --path-output $(OUT)/_build/.student
 	rm -rf $(OUT)/_build/student && cp -R $(OUT)/_build/.student/_build/html $(OUT)/_build/student
 	@echo "The student edition is in $(OUT)/_build/student: open $(OUT)/_build/student/index.html"
+
+# The whole book as one PDF, $(OUT)/_build/pdf/attention-step-by-step.pdf: the one-page build
+# (Sphinx's singlehtml) printed by Chromium (_ext/print_pdf.py says why), from the execution cache.
+pdf: $(VENV)/installed node_modules/.package-lock.json
+	$(BIN)/python _ext/execute_in_parallel.py $(abspath $(CACHE))
+	BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BIN)/jupyter-book build . --builder singlehtml \
+	  --warningiserror --nitpick --keep-going --path-output $(OUT)
+	$(BIN)/python _ext/print_pdf.py $(OUT)/_build/singlehtml $(OUT)/_build/pdf/attention-step-by-step.pdf
 
 # An Otter-Grader assignment for each chapter with coding exercises (the assignments package):
 # _build/assignments/<chapter>/student to hand out, .../autograder to grade (otter run, Gradescope).
@@ -168,6 +188,11 @@ lint: $(VENV)/installed
 format: $(VENV)/installed
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+# Chapter 8's tiny GPT trained again from its seed on one CPU thread (about a minute): writes
+# chapters/attnkit/data/tiny_gpt.pt and the record beside it, tiny_gpt.json.
+gpt-weights: $(VENV)/installed
+	$(BIN)/python -m attnkit.gpt_train
 
 lab: $(VENV)/installed
 	$(BIN)/jupyter lab --ServerApp.preferred_dir=$(CURDIR)/chapters

@@ -23,13 +23,31 @@ DRAWN = {"anywidget"}
 CARRIED = {("@jupyter-widgets/base", "LayoutModel"), ("@jupyter-widgets/controls", "StyleModel")}
 
 
+def widget_state(app, pagename) -> dict | None:
+    """The page's widget state as myst-nb embeds it (None where it has no widget). The
+    one-page build (``single_page.py``, for ``make pdf``) holds every chapter: their states
+    together, which it must embed itself, as myst-nb embeds only its own page's."""
+    single = app.builder.name == "singlehtml"
+    merged, attributes = None, {}
+    for docname in sorted(app.env.all_docs) if single else [pagename]:
+        _, found = NbMetadataCollector.get_js_files(app.env, docname).get(
+            "ipywidgets_state", (None, {})
+        )
+        if "body" in found:
+            attributes, state = found, json.loads(found["body"])
+            merged = (
+                state if merged is None else merged | {"state": merged["state"] | state["state"]}
+            )
+    if single and merged is not None:
+        app.add_js_file(None, **attributes | {"body": json.dumps(merged)})
+    return merged
+
+
 def add_host(app, pagename, templatename, context, doctree):
-    _, attributes = NbMetadataCollector.get_js_files(app.env, pagename).get(
-        "ipywidgets_state", (None, {})
-    )
-    if "body" not in attributes:
+    state = widget_state(app, pagename)
+    if state is None:
         return
-    for model_id, entry in json.loads(attributes["body"])["state"].items():
+    for model_id, entry in state["state"].items():
         kind = (entry["model_module"], entry["model_name"])
         if kind[0] not in DRAWN and kind not in CARRIED:
             raise ExtensionError(
