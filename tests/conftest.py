@@ -10,7 +10,7 @@ import pytest
 from hypothesis import settings
 
 from tests.support.book import ROOT, pin
-from tests.support.browser import require_chromium
+from tests.support.browser import launch, require_chromium, serve
 from tests.support.built import built, log
 
 # Property tests share the CPU with the builds: an example's time says nothing about its result.
@@ -87,3 +87,16 @@ def local_clone(tmp_path_factory):
         ["git", "-C", str(clone), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
     ).stdout.strip()
     return f"file://{clone}", commit
+
+
+@pytest.fixture(scope="module")
+def site(built_book):
+    """Chromium and the built book served on 127.0.0.1: (browser, base URL), once a module."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    html_dir, _ = built_book
+    with serve(html_dir) as base, sync_playwright() as playwright:
+        browser = launch(playwright)
+        yield browser, base
+        browser.close()

@@ -16,10 +16,7 @@ from tests.support.book import chapter_files
 from tests.support.browser import (
     PageLog,
     drawn_weights,
-    launch,
     move_slider,
-    require_chromium,
-    serve,
     settle,
     wait_for_widgets,
 )
@@ -28,18 +25,6 @@ pytestmark = pytest.mark.build
 
 EVIL = "<img src=x onerror=alert(1)>"
 TRAITS = sorted(AttentionHeatmap.class_own_traits(sync=True))
-
-
-@pytest.fixture(scope="module")
-def site(built_book):
-    require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    html_dir, _ = built_book
-    with serve(html_dir) as base, sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser, base
-        browser.close()
 
 
 def open_page(site, name):

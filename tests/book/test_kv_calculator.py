@@ -8,14 +8,13 @@ changes nothing; its colours contrast in light and dark mode; axe-core finds not
 """
 
 import contextlib
-import re
 
-import numpy as np
 import pytest
 
 from attnkit.kv_calculator import INPUTS, PRESETS, decoding_budget, describe
 from tests.support.book import ROOT
-from tests.support.browser import PageLog, launch, require_chromium, serve
+from tests.support.browser import PageLog
+from tests.support.colours import contrast, css_rgb, luminance
 
 pytestmark = pytest.mark.build
 
@@ -23,18 +22,6 @@ PAGE = "chapters/attention-at-scale"  # the page of the book that shows the calc
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
 NAMES = list(INPUTS)
-
-
-@pytest.fixture(scope="module")
-def site(built_book):
-    require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    html_dir, _ = built_book
-    with serve(html_dir) as base, sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser, base
-        browser.close()
 
 
 @contextlib.contextmanager
@@ -167,26 +154,6 @@ def test_a_wrong_input_is_said_and_changes_nothing(site):
 
 
 # --- colours and the keyboard ---------------------------------------------------------------
-
-
-def luminance(rgb):
-    """WCAG's relative luminance of an sRGB colour, 0 to 255 a channel."""
-    c = np.asarray(rgb[:3], dtype=float) / 255
-    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
-    return float(c @ [0.2126, 0.7152, 0.0722])
-
-
-def contrast(a, b):
-    dark, light = sorted([luminance(a), luminance(b)])
-    return (light + 0.05) / (dark + 0.05)
-
-
-def css_rgb(value, under=(255, 255, 255)):
-    """A computed CSS colour, rgb() or rgba(), made opaque over the colour ``under``."""
-    match = re.fullmatch(r"rgba?\((\d+), (\d+), (\d+)(?:, ([\d.]+))?\)", value)
-    assert match, f"not an sRGB colour: {value}"
-    alpha = 1.0 if match[4] is None else float(match[4])
-    return tuple(alpha * float(v) + (1 - alpha) * u for v, u in zip(match.groups()[:3], under))
 
 
 def test_keyboard_alone_reaches_every_field_and_steps_it(site):

@@ -2,11 +2,7 @@
 key-value cache and its calculator, whose front end runs here in Node) and its checks. (The
 calculator in Chromium, on the built page: tests/book/test_kv_calculator.py.)"""
 
-import json
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +46,7 @@ from tests.support.answers.attention_at_scale import (
     online_whole_matrix,
     online_with,
 )
+from tests.support.node import module_runner
 
 # --- the sliding window ------------------------------------------------------------------
 
@@ -437,7 +434,6 @@ def test_presets_parameters_follow_from_the_models_shapes():
 
 
 KV_JS = Path(attnkit.kv_calculator.__file__).with_name("kv_calculator.js")
-NODE = shutil.which("node")
 CALCULATOR_TRAITS = set(KVCacheCalculator.class_own_traits(sync=True))
 
 
@@ -452,31 +448,7 @@ def test_calculator_front_end_ships_and_uses_only_the_widget_s_traits():
 @pytest.fixture(scope="module")
 def kv_js(tmp_path_factory):
     """Evaluates a function of (the kv_calculator.js module, data) in Node; returns its JSON."""
-    if NODE is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("Node.js is missing on CI")
-        pytest.skip("Node.js not found: install it to test kv_calculator.js's arithmetic")
-    module = tmp_path_factory.mktemp("kv") / "kv_calculator.mjs"  # .mjs: an ES module to Node
-    shutil.copy(KV_JS, module)
-
-    def run(function: str, data=None):
-        script = (
-            f'import * as kv from "{module.as_uri()}";\n'
-            'import { readFileSync } from "node:fs";\n'
-            'const data = JSON.parse(readFileSync(0, "utf8"));\n'
-            f"process.stdout.write(JSON.stringify(({function})(kv, data)));\n"
-        )
-        done = subprocess.run(
-            [NODE, "--input-type=module", "-e", script],
-            input=json.dumps(data),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
-
-    return run
+    return module_runner(KV_JS, tmp_path_factory.mktemp("kv"))
 
 
 def calculator_cases():

@@ -2,11 +2,7 @@
 (heatmap.js) held to the Python side's traits and controls, run in Node. (Drawn in Chromium:
 tests/book/test_heatmap.py.)"""
 
-import json
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +11,7 @@ import pytest
 import attnkit.heatmap
 from attnkit.core import attention, causal_mask, masked_softmax, sinusoidal_positional_encoding
 from attnkit.heatmap import CONTROLS, AttentionHeatmap
+from tests.support.node import module_runner
 
 RNG = np.random.default_rng(0)
 
@@ -163,9 +160,6 @@ HEATMAP_JS = Path(attnkit.heatmap.__file__).with_name("heatmap.js")
 SYNCED = set(AttentionHeatmap.class_own_traits(sync=True))  # the one list of the widget's traits
 
 
-NODE = shutil.which("node")
-
-
 def test_front_end_reads_and_writes_only_synced_traits():
     source = HEATMAP_JS.read_text()
     read = set(re.findall(r'model\.get\("(\w+)"\)', source))
@@ -180,31 +174,7 @@ def test_front_end_reads_and_writes_only_synced_traits():
 @pytest.fixture(scope="module")
 def js(tmp_path_factory):
     """Evaluates a function of (the heatmap.js module, data) in Node; returns its JSON result."""
-    if NODE is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("Node.js is missing on CI")
-        pytest.skip("Node.js not found: install it to test heatmap.js's pure parts")
-    module = tmp_path_factory.mktemp("heatmap") / "heatmap.mjs"  # .mjs: Node reads it as a module
-    shutil.copy(HEATMAP_JS, module)
-
-    def run(function: str, data=None):
-        script = (
-            f'import * as heatmap from "{module.as_uri()}";\n'
-            'import { readFileSync } from "node:fs";\n'
-            'const data = JSON.parse(readFileSync(0, "utf8"));\n'
-            f"process.stdout.write(JSON.stringify(({function})(heatmap, data)));\n"
-        )
-        done = subprocess.run(
-            [NODE, "--input-type=module", "-e", script],
-            input=json.dumps(data),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
-
-    return run
+    return module_runner(HEATMAP_JS, tmp_path_factory.mktemp("heatmap"))
 
 
 def test_front_end_follows_every_trait_but_the_weights_it_writes(js):
