@@ -2,10 +2,12 @@
 images described, Japanese marked as Japanese, and no TeX left outside the math."""
 
 import re
+from html.parser import HTMLParser
 
 import pytest
+import yaml
 
-from tests.support.book import page, toc_files
+from tests.support.book import REPOSITORY_URL, ROOT, page, toc_files
 from tests.support.markup import read
 
 pytestmark = pytest.mark.build
@@ -60,3 +62,76 @@ def test_no_tex_is_left_outside_the_math(built_book, name):
         and not any(e.tag in NOT_PROSE or is_math(e) or e.has_class("highlight") for e in around)
     ]
     assert loose == []
+
+
+# ---- What a search engine and a shared link show (_ext/open_graph.py) ------------------------
+# The book wing's build is for the made-up REPOSITORY_URL, whose site is its GitHub Pages address.
+OWNER, NAME = REPOSITORY_URL.removeprefix("https://github.com/").split("/")
+SITE_URL = f"https://{OWNER}.github.io/{NAME}/"
+CARD = "_static/card.png"  # figures/make_card.py draws it
+SHARED = ["og:title", "og:description", "og:url", "og:image", "og:image:alt", "og:site_name"]
+
+
+class _Head(HTMLParser):
+    """Every ``<meta>`` of a page as (name or property, content), and its ``<title>``."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.meta, self.title, self._in_title = [], "", False
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if tag == "meta" and "content" in attributes:
+            key = attributes.get("name") or attributes.get("property")
+            if key:
+                self.meta.append((key, attributes["content"]))
+        self._in_title = tag == "title"
+
+    def handle_endtag(self, tag):
+        self._in_title = False
+
+    def handle_data(self, data):
+        if self._in_title:
+            self.title += data
+
+
+def head(html: str) -> _Head:
+    reader = _Head()
+    reader.feed(html)
+    reader.close()
+    return reader
+
+
+def front_matter_description(name):
+    found = re.match(r"^---\n(.*?)\n---\n", (ROOT / f"{name}.md").read_text(encoding="utf-8"), re.S)
+    meta = (yaml.safe_load(found[1]) if found else None) or {}
+    return ((meta.get("myst") or {}).get("html_meta") or {}).get("description")
+
+
+@pytest.mark.parametrize("name", toc_files())
+def test_every_page_has_its_description_and_open_graph_card(built_book, name):
+    html_dir, _ = built_book
+    found = head(page(html_dir, name))
+    meta = dict(found.meta)
+    descriptions = [content for key, content in found.meta if key == "description"]
+    expected = front_matter_description(name)
+    assert expected, (
+        f"{name}.md: no description in its front matter (tests/library/test_descriptions.py)"
+    )
+    assert descriptions == [expected], "one description, the front matter's"
+    assert [key for key in SHARED if not meta.get(key, "").strip()] == [], "Open Graph tags missing"
+    assert meta["og:description"] == descriptions[0]
+    assert meta["og:title"] in found.title, "the card's title is the page's"
+    assert meta["og:site_name"] == yaml.safe_load((ROOT / "_config.yml").read_text())["title"]
+    assert meta["og:url"] == f"{SITE_URL}{name}.html", "an absolute address on the book's site"
+    assert meta["og:image"] == f"{SITE_URL}{CARD}"
+    assert meta.get("twitter:card") == "summary_large_image"
+
+
+def test_the_card_picture_is_in_the_build(built_book):
+    html_dir, _ = built_book
+    png = (html_dir / CARD).read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert (width, height) == (1200, 630), "the size link previews expect"
+    assert png == (ROOT / CARD).read_bytes()
