@@ -78,10 +78,9 @@ test: $(VENV)/installed node_modules/.package-lock.json
 test-fast: $(VENV)/installed node_modules/.package-lock.json
 	$(SINGLE_THREADED) $(BIN)/python -m pytest tests/library -n auto
 
-# The library wing in one process, for make test, at a lower priority than the book's build,
-# which the book wing waits for: it takes the time the build leaves.
+# The library wing in one process, for make test, beside the book's builds.
 test-library: $(VENV)/installed node_modules/.package-lock.json
-	$(SINGLE_THREADED) nice -n 5 $(BIN)/python -m pytest tests/library
+	$(SINGLE_THREADED) $(BIN)/python -m pytest tests/library
 
 # The book wing reads what these targets make for it under TESTS_OUT (tests/support/built.py):
 # the book and its student edition for the made-up repository that tests/support/book.py names,
@@ -132,14 +131,14 @@ built-for-tests: book-for-tests student-for-tests page-for-tests readings-for-te
 
 # The book wing in four parts, each run once what it reads is built.
 PYTEST_BOOK = BOOK_TESTS_OUT=$(T) $(BIN)/python -m pytest
-EDITIONS := tests/book/test_student_edition.py tests/book/test_launch_buttons.py
+EDITIONS := test_student_edition.py test_launch_buttons.py
 # The site's tests in two processes, a file in each at a time (a file's browser or JupyterLab is
 # started once): many of them wait, for a page, a kernel or a package a notebook installs.
 test-site: book-for-tests
 	$(PYTEST_BOOK) -n 2 --dist loadfile tests/book \
-	  $(addprefix --ignore=,$(EDITIONS) tests/book/test_accessibility.py tests/book/test_assignments.py)
+	  $(addprefix --ignore=tests/book/,$(EDITIONS) test_accessibility.py test_assignments.py test_pdf.py)
 test-editions: student-for-tests page-for-tests
-	$(PYTEST_BOOK) $(EDITIONS)
+	$(PYTEST_BOOK) $(addprefix tests/book/,$(EDITIONS))
 test-readings: readings-for-tests
 	$(PYTEST_BOOK) tests/book/test_accessibility.py
 test-class: class-for-tests

@@ -20,6 +20,7 @@ TORCH_PAGES = {
     "chapters/positional-encoding",
     "chapters/tiny-transformer",
     "chapters/attention-at-scale",
+    "chapters/tiny-gpt",
 }
 
 

@@ -14,17 +14,21 @@ from tests.support.book import load_extension
 widget_host = load_extension("widget_host")
 
 
-def page_with(*kinds):
+def page_with(*kinds, builder="html"):
     """A Sphinx app and environment in which the page "chapter" holds models of ``kinds``."""
     state = {
         f"model{i}": {"model_module": module, "model_name": name, "state": {}}
         for i, (module, name) in enumerate(kinds)
     }
     body = json.dumps({"version_major": 2, "version_minor": 0, "state": state})
-    env = SimpleNamespace(nb_metadata=defaultdict(dict))
+    env = SimpleNamespace(nb_metadata=defaultdict(dict), all_docs={"chapter": 0})
     env.nb_metadata["chapter"] = {"js_files": {"ipywidgets_state": (None, {"body": body})}}
     scripts = []
-    app = SimpleNamespace(env=env, add_js_file=lambda *a, **k: scripts.append((a, k)))
+    app = SimpleNamespace(
+        env=env,
+        builder=SimpleNamespace(name=builder),
+        add_js_file=lambda *a, **k: scripts.append((a, k)),
+    )
     return app, scripts
 
 
@@ -52,3 +56,17 @@ def test_a_widget_the_host_cannot_draw_stops_the_build():
     ):
         widget_host.add_host(app, "chapter", "page.html", {}, None)
     assert scripts == []
+
+
+def test_the_one_page_book_embeds_every_chapter_s_widgets_before_the_host():
+    """make pdf's one page (singlehtml) holds every chapter, whose states myst-nb would not
+    embed: the host gets them all, in one state script, before it starts."""
+    app, scripts = page_with(("anywidget", "AnyModel"), builder="singlehtml")
+    other = {"model_module": "anywidget", "model_name": "AnyModel", "state": {}}
+    body = json.dumps({"version_major": 2, "version_minor": 0, "state": {"other1": other}})
+    app.env.nb_metadata["other"] = {"js_files": {"ipywidgets_state": (None, {"body": body})}}
+    app.env.all_docs = {"intro": 0, "chapter": 0, "other": 0}
+    widget_host.add_host(app, "intro", "page.html", {}, None)
+    (state_args, state), (host_args, host) = scripts
+    assert state_args == (None,) and set(json.loads(state["body"])["state"]) == {"model0", "other1"}
+    assert host_args == ("jsdeps/widget-host.js",) and host["priority"] == 600
