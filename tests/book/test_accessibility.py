@@ -35,7 +35,7 @@ def test_page_loads_offline_without_errors_and_typesets_math(readings, width, mo
     if name in chapter_files():
         assert reading["typeset"] >= 5
         assert reading["left_as_tex"] == 0, "math left as TeX"
-        assert all(cells > 0 for cells in reading["heatmap_cells"])
+        assert all(keys > 0 for keys in reading["heatmap_keys"])
 
 
 @pytest.mark.parametrize("name", toc_files())

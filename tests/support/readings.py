@@ -61,17 +61,18 @@ def open_reading(context, base, name):
     return page, log, said
 
 
-# Formulas typeset (and none left as TeX) and each heatmap's cells drawn.
+# Formulas typeset (and none left as TeX) and each heatmap drawn: its canvas has a pixel per key
+# (the numbers over it are drawn only in small grids).
 DRAWN = """() => ({
     typeset: document.querySelectorAll("mjx-container").length,
     left_as_tex: document.querySelectorAll(".math:not(:has(mjx-container))").length,
-    heatmap_cells: [...document.querySelectorAll("[data-attn-widget]")].map(
-        w => w.querySelectorAll(".attn-cell").length),
+    heatmap_keys: [...document.querySelectorAll("[data-attn-widget]")].map(
+        w => w.querySelector("canvas.attn-canvas")?.width ?? 0),
 })"""
 
 
 def read_every_page(html_dir: Path, shots: Path) -> dict[str, dict]:
-    """{"width mode page": {"problems", "typeset", "left_as_tex", "heatmap_cells", "mode", "axe",
+    """{"width mode page": {"problems", "typeset", "left_as_tex", "heatmap_keys", "mode", "axe",
     "width", "console", "layout_shift"}} for every page and reading."""
     from playwright.sync_api import sync_playwright
 
