@@ -190,9 +190,11 @@ def check(body=None, *, forbids: tuple[str, ...] = ()):
 
 
 def _is_tensor(value) -> bool:
-    """Is ``value`` a torch tensor? (torch is imported only by the checks that need it.)"""
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(value, torch.Tensor)
+    """Is ``value`` a torch tensor? (torch is imported only by the checks that need it.) The
+    grader runs checks in threads: while one imports torch, sys.modules holds it half made, and
+    no tensor can exist yet."""
+    tensor = getattr(sys.modules.get("torch"), "Tensor", None)
+    return tensor is not None and isinstance(value, tensor)
 
 
 def _copy(value):
