@@ -48,7 +48,11 @@ def _opaque(name: str) -> Opaque:
 
 
 def _torch():
-    return sys.modules.get("torch")
+    """torch where a check has imported it; None while another grading thread is still importing
+    it (sys.modules then holds it half made, and no tensor can exist yet)."""
+    torch = sys.modules.get("torch")
+    importing = getattr(getattr(torch, "__spec__", None), "_initializing", False)
+    return None if importing else torch
 
 
 def encode(value, buffers: list[bytes], budget: list[int]):
