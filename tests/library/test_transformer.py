@@ -58,6 +58,16 @@ def padding(lengths, n):
     return torch.from_numpy(padding_mask(np.array(lengths), n))  # (b, 1, n), True = real token
 
 
+def torch_masks(src=None, tgt=None, memory=None) -> dict:
+    """The book's masks (True = may attend, shape (b, 1, n)) as nn.Transformer's keyword
+    arguments (True = hidden, shape (b, n)), with the target's causal mask."""
+    found = {"tgt_mask": ~torch.from_numpy(causal_mask(M))}
+    for name, keep in [("src", src), ("tgt", tgt), ("memory", memory)]:
+        if keep is not None:
+            found[f"{name}_key_padding_mask"] = ~keep[:, 0]
+    return found
+
+
 def scramble_norms(model, seed=0):
     """LayerNorm scales and shifts away from 1 and 0, so that a mix-up of norms shows."""
     g = torch.Generator().manual_seed(seed)
@@ -87,14 +97,7 @@ def test_model_equals_nn_transformer_with_every_mask(masks, bias):
     src_lengths, tgt_lengths = MASKS[masks]
     src_keep, tgt_keep = padding(src_lengths, N), padding(tgt_lengths, M)
     out, weights = ours(src, tgt, src_mask=src_keep, tgt_mask=tgt_keep, memory_mask=src_keep)
-    expected = theirs(
-        src,
-        tgt,
-        tgt_mask=~torch.from_numpy(causal_mask(M)),
-        src_key_padding_mask=~src_keep[:, 0],
-        tgt_key_padding_mask=~tgt_keep[:, 0],
-        memory_key_padding_mask=~src_keep[:, 0],
-    )
+    expected = theirs(src, tgt, **torch_masks(src=src_keep, tgt=tgt_keep, memory=src_keep))
     assert out.dtype == F64 and out.shape == (B, M, D)
     assert torch.allclose(out, expected, rtol=0, atol=1e-12)
     assert [w.shape for w in weights["encoder"]] == [(B, H, N, N)] * 2
@@ -137,13 +140,7 @@ def test_the_fast_path_zeroes_padded_memory_but_not_the_output():
     with torch.no_grad(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", "The PyTorch API of nested tensors")
         memory_theirs = theirs.encoder(src, src_key_padding_mask=~keep[:, 0])
-        expected = theirs(
-            src,
-            tgt,
-            tgt_mask=~torch.from_numpy(causal_mask(M)),
-            src_key_padding_mask=~keep[:, 0],
-            memory_key_padding_mask=~keep[:, 0],
-        )
+        expected = theirs(src, tgt, **torch_masks(src=keep, memory=keep))
         memory_ours, _ = ours.encode(src, src_mask=keep)
         out, _ = ours(src, tgt, src_mask=keep, memory_mask=keep)
     real = keep[:, 0]
@@ -163,13 +160,7 @@ def test_decoder_layer_equals_nn_transformer_decoder_layer(bias):
     src, tgt = inputs(3)
     src_keep, tgt_keep = padding([5, 1, 3], N), padding([4, 4, 2], M)
     got, (w_self, w_cross) = ours(tgt, src, mask=tgt_keep, memory_mask=src_keep)
-    expected = theirs(
-        tgt,
-        src,
-        tgt_mask=~torch.from_numpy(causal_mask(M)),
-        tgt_key_padding_mask=~tgt_keep[:, 0],
-        memory_key_padding_mask=~src_keep[:, 0],
-    )
+    expected = theirs(tgt, src, **torch_masks(tgt=tgt_keep, memory=src_keep))
     assert torch.allclose(got, expected, rtol=0, atol=1e-12)
     assert w_self.shape == (B, H, M, M) and w_cross.shape == (B, H, M, N)
     assert any(name.endswith("bias") for name, _ in ours.named_parameters()) == bias
@@ -217,12 +208,8 @@ def test_training_mode_dropout_falls_where_torch_puts_it():
     ours = EncoderDecoderTransformer.from_torch(theirs)
     src, tgt = inputs(7)
     keep = padding([5, 4, 2], N)
-    hidden_later = ~torch.from_numpy(causal_mask(M))
     torch.manual_seed(9)
-    expected = theirs(
-        src, tgt, tgt_mask=hidden_later, src_key_padding_mask=~keep[:, 0],
-        memory_key_padding_mask=~keep[:, 0],
-    )  # fmt: skip
+    expected = theirs(src, tgt, **torch_masks(src=keep, memory=keep))
     torch.manual_seed(9)
     got, _ = ours(src, tgt, src_mask=keep, memory_mask=keep)
     assert torch.allclose(got, expected, rtol=0, atol=1e-12)
@@ -237,7 +224,7 @@ def test_without_final_norms():
     ours = EncoderDecoderTransformer.from_torch(theirs)
     assert ours.encoder_norm is None and ours.decoder_norm is None
     src, tgt = inputs(8)
-    expected = theirs(src, tgt, tgt_mask=~torch.from_numpy(causal_mask(M)))
+    expected = theirs(src, tgt, **torch_masks())
     assert torch.allclose(ours(src, tgt)[0], expected, rtol=0, atol=1e-12)
     plain = EncoderDecoderTransformer(D, H, D_FF, final_norm=False)
     assert plain.encoder_norm is None and plain.decoder_norm is None
@@ -331,13 +318,7 @@ def test_numpy_forward_equals_nn_transformer_without_biases():
     params = EncoderDecoderTransformer.from_torch(theirs).numpy_parameters()
     src, tgt = inputs(10)
     keep = padding([5, 3, 4], N)
-    expected = theirs(
-        src,
-        tgt,
-        tgt_mask=~torch.from_numpy(causal_mask(M)),
-        src_key_padding_mask=~keep[:, 0],
-        memory_key_padding_mask=~keep[:, 0],
-    )
+    expected = theirs(src, tgt, **torch_masks(src=keep, memory=keep))
     out, _ = encoder_decoder(
         src.numpy(), tgt.numpy(), params, src_mask=keep.numpy(), memory_mask=keep.numpy()
     )
