@@ -26,6 +26,9 @@ TYPESETTER = Path(__file__).resolve().parent / "typeset-math.cjs"
 FONTS = ROOT / "node_modules" / "mathjax-full" / "es5" / "output" / "chtml" / "fonts" / "woff-v2"
 LICENCE = ROOT / "node_modules" / "mathjax-full" / "LICENSE"
 STYLESHEET = "jsdeps/mathjax-chtml.css"  # in _static/; its fonts in jsdeps/mathjax-fonts/
+# what a page with formulas links: the sheet itself, or the one sheet that holds it and all the
+# others (one_stylesheet)
+LINKED_AS = (STYLESHEET, "styles/book.css")
 
 # A formula as Sphinx writes it: a span (inline) or div (display) of class "math", holding the
 # TeX (HTML-escaped) between MathJax's delimiters or, for amsmath environments, without them; a
@@ -82,7 +85,7 @@ def typeset_folder(folder: Path) -> None:
     pages = {path: path.read_text(encoding="utf-8") for path in folder.rglob("*.html")}
     pages = {path: text for path, text in pages.items() if FORMULA.search(text)}
     for path, text in pages.items():
-        if STYLESHEET not in text:
+        if not any(name in text for name in LINKED_AS):
             raise ExtensionError(f"{path.relative_to(folder)} has formulas but no {STYLESHEET}")
     formulas = [source(m) for text in pages.values() for m in FORMULA.finditer(text)]
     markup, css = typeset(formulas)

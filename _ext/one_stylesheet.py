@@ -1,0 +1,106 @@
+"""Every page links one style sheet: the theme's and the extensions' sheets joined, with only
+the rules that some page of the book can use.
+
+The theme and the extensions link a dozen sheets in each page's head, and a browser paints
+nothing before it has them all: on a phone's network each costs a round trip (Lighthouse's
+render-blocking diagnostic, benchmarks/lighthouse.py). pydata-sphinx-theme's own sheet is 397 kB,
+91 % of it rules for components the book does not use, and every rule is matched against every
+element of a long chapter whenever styles are computed. The pages link ``_static/styles/book.css``
+instead, made when the build has finished: the sheets in the order the pages had them, their
+``url()``s rewritten for the new place, and the rules whose selectors match nothing in the built
+pages, nor in the scripts that add classes to them, taken out by PurgeCSS (the maintained tool
+for this, pinned in package-lock.json).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from sphinx.errors import ExtensionError
+
+ROOT = Path(__file__).resolve().parent.parent
+PURGECSS = ROOT / "node_modules" / "purgecss" / "bin" / "purgecss.js"
+SHEET = "_static/styles/book.css"
+# The theme's sheets, which its layout links before Sphinx's (webpack-macros.html's
+# head_pre_assets; _templates/layout.html links this one sheet instead).
+THEME_SHEETS = ["_static/styles/theme.css", "_static/styles/pydata-sphinx-theme.css"]
+# Scripts whose words are class names: Font Awesome's lists every icon's, and the pages do not
+# load it (_templates/layout.html).
+NOT_CONTENT = {"fontawesome.js"}
+URL = re.compile(r"""url\((['"]?)([^)'"]+)\1\)""")
+
+
+def record_sheets(app, pagename, templatename, context, doctree):
+    """Note the page's sheets, in order, and link the one sheet instead."""
+    sheets = app.env.one_stylesheet_sources = getattr(app.env, "one_stylesheet_sources", [])
+    for css in context.get("css_files", []):
+        name = getattr(css, "filename", css)
+        if "://" not in name and name not in sheets:
+            sheets.append(name)
+    context["css_files"] = [css for css in context.get("css_files", []) if "://" in str(css)]
+    context["book_stylesheet"] = SHEET
+    # a new address for each build's sheet: a browser's copy of the last one may not fit
+    context["book_stylesheet_version"] = app.one_stylesheet_version
+
+
+def rebased(css: str, source: str) -> str:
+    """``css`` of the sheet at ``source`` with each relative ``url()`` made relative to SHEET."""
+
+    def rebase(found):
+        quote, url = found.groups()
+        if url.startswith(("data:", "#", "/")) or "://" in url:
+            return found.group(0)
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(source), url))
+        return f"url({quote}{posixpath.relpath(target, posixpath.dirname(SHEET))}{quote})"
+
+    return URL.sub(rebase, css)
+
+
+def write_sheet(app, exception):
+    if exception or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    sources = THEME_SHEETS + [
+        name for name in getattr(app.env, "one_stylesheet_sources", []) if name not in THEME_SHEETS
+    ]
+    joined = "\n".join(
+        rebased((out / name).read_text(encoding="utf-8"), name)
+        for name in sources
+        if (out / name).is_file()
+    )
+    content = [str(path) for path in out.rglob("*.html")] + [
+        str(path)
+        for path in (out / "_static").rglob("*.js")
+        if path.name not in NOT_CONTENT and "mathjax" not in path.parts
+    ]
+    with tempfile.TemporaryDirectory() as folder:
+        unpurged = Path(folder) / "book.css"
+        unpurged.write_text(joined, encoding="utf-8")
+        try:
+            subprocess.run(
+                ["node", str(PURGECSS), "--css", str(unpurged), "--output", folder, "--content"]
+                + content,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+        except FileNotFoundError as error:
+            raise ExtensionError(f"joining the style sheets needs Node.js: {error}") from error
+        except subprocess.CalledProcessError as error:
+            raise ExtensionError(f"PurgeCSS: {error.stderr.strip()}") from error
+        purged = unpurged.read_text(encoding="utf-8")
+    (out / SHEET).parent.mkdir(parents=True, exist_ok=True)
+    (out / SHEET).write_text(purged, encoding="utf-8")
+
+
+def setup(app):
+    app.one_stylesheet_version = str(int(time.time()))
+    # after every extension has added its sheets, and after the formulas' sheet is written
+    app.connect("html-page-context", record_sheets, priority=900)
+    app.connect("build-finished", write_sheet, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": False}
