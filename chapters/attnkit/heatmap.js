@@ -7,6 +7,7 @@
 // text: a token such as "<img src=x onerror=...>" is shown, never run.
 //
 // anywidget loads one ES module, so the parts are sections of this file, top to bottom:
+//   words     WORDS: every word the widget shows or reads aloud, in English and in Japanese
 //   weights   computeWeights and positionalEncoding: pure, no DOM, run by the tests in Node
 //   controls  CONTROLS: one builder per control that heatmap.py's CONTROLS names
 //   labels    the token labels, as text, and the grid they frame
@@ -16,7 +17,9 @@
 //   render    anywidget's entry point; TRAIT_EFFECTS says what each trait's change redraws
 //
 // Colours other than the cells' come from the page's theme (heatmap.css), so the widget follows
-// the book's light and dark modes and JupyterLab's themes.
+// the book's light and dark modes and JupyterLab's themes. Its words are those of the page around
+// it: Japanese inside an element whose lang is "ja" (the Japanese edition's <html lang="ja">),
+// English everywhere else.
 //
 // DOM contract (tests and benchmarks read it):
 //   [data-attn-widget]            the root; data-drawn counts the redraws
@@ -59,6 +62,95 @@ const BLACK_TEXT = PALETTE.map((rgb) => {
   const l = luminance(rgb);
   return (l + 0.05) / 0.05 > 1.05 / (l + 0.05);
 });
+
+// --- words ----------------------------------------------------------------------------------
+// One table per language, with the same keys (tests/library/test_widget_words.py checks them).
+// A word "{name}" in a text is filled in by `say`. Numbers, token labels and math (τ, d_k, q[0])
+// are written as they are in every language.
+
+export const WORDS = {
+  en: {
+    temperature: "temperature τ",
+    width: "d_k",
+    scale: "÷ √d_k",
+    causal: "causal mask",
+    positional: "positional encoding",
+    head: "head",
+    headNumber: "head {n}",
+    shuffle: "shuffle tokens",
+    restore: "original order",
+    paddingHint: "click a key, or press Enter on it, to mask it",
+    query: "query",
+    corner: "query ↓ key →",
+    maskKey: "mask {key}",
+    grid: "attention weights of {rows} queries (rows) over {columns} keys (columns), {settings}; "
+      + "arrow keys move between cells",
+    gridTemperature: "temperature {t}",
+    gridScaled: "scaled by √d_k",
+    gridWidth: "d_k {d}",
+    gridCausal: "causal mask",
+    gridPositional: "positional encoding",
+    gridKeyMasked: "{n} key masked",
+    gridKeysMasked: "{n} keys masked",
+    gridSeparator: ", ",
+    colourScale: "colour scale: weight 0 dark purple, 0.5 teal, 1 yellow; hatched cells are masked",
+    weight: "weight",
+    masked: "masked",
+    readoutHint: "point at a cell, or use the arrow keys on the grid, to read its weight",
+    readout: "{query} attends to {key}: {weight}",
+    maskedWeight: "masked (0)",
+  },
+  ja: {
+    temperature: "温度 τ",
+    width: "d_k",
+    scale: "√d_k で割る",
+    causal: "因果マスク",
+    positional: "位置エンコーディング",
+    head: "ヘッド",
+    headNumber: "ヘッド {n}",
+    shuffle: "トークンをシャッフル",
+    restore: "元の順序に戻す",
+    paddingHint: "キーをクリックするか、キーの上で Enter を押すとマスクします",
+    query: "クエリ",
+    corner: "クエリ ↓ キー →",
+    maskKey: "{key} をマスクする",
+    grid: "{rows}個のクエリ（行）から{columns}個のキー（列）への注目度。{settings}。"
+      + "矢印キーでセルを移動します",
+    gridTemperature: "温度 {t}",
+    gridScaled: "√d_k で割る",
+    gridWidth: "d_k {d}",
+    gridCausal: "因果マスク",
+    gridPositional: "位置エンコーディング",
+    gridKeyMasked: "マスクしたキー{n}個",
+    gridKeysMasked: "マスクしたキー{n}個",
+    gridSeparator: "、",
+    colourScale: "色の目盛り: 注目度 0 は濃い紫、0.5 は青緑、1 は黄色。斜線のセルはマスク済み",
+    weight: "注目度",
+    masked: "マスク済み",
+    readoutHint: "セルを指すか、グリッドの上で矢印キーを使うと、その注目度を表示します",
+    readout: "{query} から {key} への注目度: {weight}",
+    maskedWeight: "マスク済み (0)",
+  },
+};
+
+// The words of the page around `element`: Japanese inside an element whose lang is "ja" or
+// "ja-…", English elsewhere. An element not yet in the page reads the page's own language.
+export function wordsFor(element) {
+  const holder = element.closest("[lang]") || (element.isConnected ? null : document.documentElement);
+  return /^ja(-|$)/i.test(holder?.getAttribute("lang") || "") ? WORDS.ja : WORDS.en;
+}
+
+// `text` with each "{name}" replaced by values[name]. The values are inserted once, never read
+// as words themselves, so a token such as "{n}" stays as it is.
+function say(text, values) {
+  return text.replace(/\{(\w+)\}/g, (_, name) => String(values[name]));
+}
+
+// A head's name: the one it was given, or "head 2" in the page's words (the name
+// heatmap.py gives a head without one, which stands for the same).
+function headName(head, i, w) {
+  return head.name && head.name !== `head ${i + 1}` ? head.name : say(w.headNumber, { n: i + 1 });
+}
 
 // --- weights: mirrors AttentionHeatmap.expected_weights -----------------------------------
 
@@ -194,7 +286,7 @@ function modelWeights(model) {
 }
 
 // --- controls -------------------------------------------------------------------------------
-// A builder takes {model, set} and returns the control's DOM nodes and `follow`, which shows the
+// A builder takes {model, set, w} (w: the page's WORDS) and returns the control's DOM nodes and `follow`, which shows the
 // model's current value (Python, or another view of the same model, may have changed it); it
 // returns null when it has nothing to offer (a head menu for one head).
 
@@ -205,7 +297,7 @@ function h(tag, props = {}, ...children) {
   return node;
 }
 
-function temperatureSlider({ model, set }) {
+function temperatureSlider({ model, set, w }) {
   // the slider moves log10(τ) from -1 to 1: τ from 0.1 to 10
   const slider = h("input", { type: "range", min: "-1", max: "1", step: "0.01", className: "attn-temperature" });
   const out = h("output");
@@ -217,10 +309,10 @@ function temperatureSlider({ model, set }) {
     out.textContent = tau.toFixed(2);
     slider.setAttribute("aria-valuetext", tau.toFixed(2)); // τ itself, not its logarithm
   };
-  return { nodes: [h("label", {}, "temperature τ ", slider, " ", out)], follow };
+  return { nodes: [h("label", {}, `${w.temperature} `, slider, " ", out)], follow };
 }
 
-function widthSlider({ model, set }) {
+function widthSlider({ model, set, w }) {
   // a slider over the allowed widths, e.g. 4, 16, 64, 256, 1024
   const choices = model.get("d_k_choices");
   const slider = h("input", { type: "range", min: "0", max: String(choices.length - 1), step: "1",
@@ -232,24 +324,24 @@ function widthSlider({ model, set }) {
     out.textContent = String(model.get("d_k"));
     slider.setAttribute("aria-valuetext", out.textContent); // the width, not its place in the list
   };
-  return { nodes: [h("label", {}, "d_k ", slider, " ", out)], follow };
+  return { nodes: [h("label", {}, `${w.width} `, slider, " ", out)], follow };
 }
 
-function checkbox(name, text) {
-  return ({ model, set }) => {
+function checkbox(name) { // its words are w[name]
+  return ({ model, set, w }) => {
     const box = h("input", { type: "checkbox", className: `attn-${name}` });
     box.addEventListener("change", () => set(name, box.checked));
-    return { nodes: [h("label", {}, box, text)], follow: () => { box.checked = model.get(name); } };
+    return { nodes: [h("label", {}, box, ` ${w[name]}`)], follow: () => { box.checked = model.get(name); } };
   };
 }
 
-function headMenu({ model, set }) {
+function headMenu({ model, set, w }) {
   const heads = model.get("heads");
   if (heads.length < 2) return null;
   const select = h("select", { className: "attn-head" }, ...heads.map(
-    (head, i) => h("option", { value: String(i) }, head.name || `head ${i + 1}`)));
+    (head, i) => h("option", { value: String(i) }, headName(head, i, w))));
   select.addEventListener("change", () => set("head", Number(select.value)));
-  return { nodes: [h("label", {}, "head ", select)], follow: () => { select.value = String(model.get("head")); } };
+  return { nodes: [h("label", {}, `${w.head} `, select)], follow: () => { select.value = String(model.get("head")); } };
 }
 
 function shuffled(n) { // Fisher-Yates
@@ -261,24 +353,24 @@ function shuffled(n) { // Fisher-Yates
   return p;
 }
 
-function shuffleButtons({ model, set }) {
-  const shuffle = h("button", { type: "button", className: "attn-shuffle" }, "shuffle tokens");
-  const reset = h("button", { type: "button", className: "attn-reset" }, "original order");
+function shuffleButtons({ model, set, w }) {
+  const shuffle = h("button", { type: "button", className: "attn-shuffle" }, w.shuffle);
+  const reset = h("button", { type: "button", className: "attn-reset" }, w.restore);
   shuffle.addEventListener("click", () => set("permutation", shuffled(model.get("query_vectors").length)));
   reset.addEventListener("click", () => set("permutation", []));
   return { nodes: [shuffle, reset], follow: () => {} };
 }
 
 // The keys' labels do the masking (see keyLabel); the control bar only says so.
-function paddingHint() {
-  return { nodes: [h("span", { className: "attn-hint" }, "click a key, or press Enter on it, to mask it")],
+function paddingHint({ w }) {
+  return { nodes: [h("span", { className: "attn-hint" }, w.paddingHint)],
     follow: () => {} };
 }
 
 // A menu of the query rows and one slider per component of the chosen row. Rebuilt when the
 // row, the tokens or the width change; otherwise the sliders follow the values in place, so
 // that the one a reader drags is not replaced.
-function queryEditor({ model, set }) {
+function queryEditor({ model, set, w }) {
   const line = h("span", { className: "attn-query-line" });
   let shape = null, sliders = [], outs = [];
   function build(row, q) {
@@ -296,7 +388,7 @@ function queryEditor({ model, set }) {
       return slider;
     });
     outs = sliders.map(() => h("output"));
-    line.replaceChildren(h("label", {}, "query ", select),
+    line.replaceChildren(h("label", {}, `${w.query} `, select),
       ...sliders.map((slider, k) => h("label", {}, `q[${k}] `, slider, " ", outs[k])));
   }
   const follow = () => {
@@ -315,9 +407,9 @@ function queryEditor({ model, set }) {
 export const CONTROLS = {
   temperature: temperatureSlider,
   d_k: widthSlider,
-  scale: checkbox("scale", " ÷ √d_k"),
-  causal: checkbox("causal", " causal mask"),
-  positional: checkbox("positional", " positional encoding"),
+  scale: checkbox("scale"),
+  causal: checkbox("causal"),
+  positional: checkbox("positional"),
   head: headMenu,
   shuffle: shuffleButtons,
   padding: paddingHint,
@@ -326,13 +418,13 @@ export const CONTROLS = {
 
 // The controls the model asks for: a bar, and below it the query editor's line (there even
 // when empty, which keeps the spacing the same).
-function buildControls(model, set) {
+function buildControls(model, set, w) {
   const shown = new Set(model.get("controls"));
   const bar = h("div", { className: "attn-controls" });
   const editor = h("div", { className: "attn-controls attn-query-editor" });
   const built = [];
   for (const [name, build] of Object.entries(CONTROLS)) {
-    const control = shown.has(name) && build({ model, set });
+    const control = shown.has(name) && build({ model, set, w });
     if (!control) continue;
     (name === "query" ? editor : bar).append(...control.nodes);
     built.push(control);
@@ -386,7 +478,7 @@ function paddingToggle(model, set) {
 
 // A key's label; where the padding control is shown, it is a button that masks or unmasks that
 // key (markPadded shows which).
-function keyLabel(label, j, layout, togglePadding) {
+function keyLabel(label, j, layout, togglePadding, w) {
   const key = h("div", { className: "attn-colhead", role: "columnheader", title: label });
   if (!layout.clickable) {
     key.append(label);
@@ -394,7 +486,7 @@ function keyLabel(label, j, layout, togglePadding) {
   }
   key.setAttribute("aria-label", label); // the column's name is the key, not its button's
   const button = h("button", { type: "button" }, label);
-  button.setAttribute("aria-label", `mask ${label}`);
+  button.setAttribute("aria-label", say(w.maskKey, { key: label }));
   button.addEventListener("click", () => togglePadding(layout.keyIndex[j]));
   key.classList.add("attn-clickable");
   key.append(button);
@@ -407,10 +499,10 @@ function markPadded(key, padded) {
 }
 
 // The header row (the keys) and one row per query, each opening with the query's label.
-function labelRows(layout, togglePadding) {
+function labelRows(layout, togglePadding, w) {
   const header = h("div", { className: "attn-row attn-header", role: "row" },
-    h("div", { className: "attn-corner", role: "columnheader" }, "query ↓ key →"),
-    ...layout.colLabels.map((label, j) => keyLabel(label, j, layout, togglePadding)));
+    h("div", { className: "attn-corner", role: "columnheader" }, w.corner),
+    ...layout.colLabels.map((label, j) => keyLabel(label, j, layout, togglePadding, w)));
   const rows = layout.rowLabels.map((label, i) => {
     const head = h("div", { className: "attn-rowhead", role: "rowheader", title: label }, label);
     head.style.gridArea = `${i + 2} / 1`;
@@ -420,18 +512,18 @@ function labelRows(layout, togglePadding) {
 }
 
 // The grid's accessible name: what it shows and the settings it is drawn with.
-function gridName(model, layout) {
-  const settings = [`temperature ${model.get("temperature").toFixed(2)}`];
-  if (model.get("scale")) settings.push("scaled by √d_k");
-  if (model.get("d_k") > 0) settings.push(`d_k ${model.get("d_k")}`);
+function gridName(model, layout, w) {
+  const settings = [say(w.gridTemperature, { t: model.get("temperature").toFixed(2) })];
+  if (model.get("scale")) settings.push(w.gridScaled);
+  if (model.get("d_k") > 0) settings.push(say(w.gridWidth, { d: model.get("d_k") }));
   const heads = model.get("heads");
-  if (heads.length > 1) settings.push(heads[model.get("head")].name || `head ${model.get("head") + 1}`);
-  if (model.get("causal")) settings.push("causal mask");
-  if (model.get("positional")) settings.push("positional encoding");
+  if (heads.length > 1) settings.push(headName(heads[model.get("head")], model.get("head"), w));
+  if (model.get("causal")) settings.push(w.gridCausal);
+  if (model.get("positional")) settings.push(w.gridPositional);
   const padded = layout.padded.filter(Boolean).length;
-  if (padded) settings.push(`${padded} ${padded === 1 ? "key" : "keys"} masked`);
-  return `attention weights of ${layout.rowLabels.length} queries (rows) over ${layout.colLabels.length} `
-    + `keys (columns), ${settings.join(", ")}; arrow keys move between cells`;
+  if (padded) settings.push(say(padded === 1 ? w.gridKeyMasked : w.gridKeysMasked, { n: padded }));
+  return say(w.grid, { rows: layout.rowLabels.length, columns: layout.colLabels.length,
+    settings: settings.join(w.gridSeparator) });
 }
 
 // --- drawing --------------------------------------------------------------------------------
@@ -475,8 +567,9 @@ function paintNumbers(cells, weights, masked) {
 // The labels, the canvas, (in small grids) the number cells and the cursor, in a CSS grid.
 // The grid is one tab stop; the cursor is the cell its arrow keys (or the mouse) point at.
 class HeatmapGrid {
-  constructor(togglePadding) {
+  constructor(togglePadding, w) {
     this.element = h("div", { className: "attn-grid", role: "grid", tabIndex: 0 });
+    this.words = w;
     this.canvas = h("canvas", { className: "attn-canvas" });
     this.canvas.setAttribute("aria-hidden", "true"); // the labels, numbers and readout carry the content
     this.mark = h("div", { className: "attn-cursor", hidden: true });
@@ -504,7 +597,7 @@ class HeatmapGrid {
       this.canvas.width = n;
       this.canvas.height = m;
       this.canvas.style.gridArea = `2 / 2 / ${m + 2} / ${n + 2}`;
-      const { header, rows } = labelRows(layout, this.togglePadding);
+      const { header, rows } = labelRows(layout, this.togglePadding, this.words);
       this.keys = [...header.children].slice(1);
       this.cells = compact ? [] : numberCells(rows, n);
       this.element.replaceChildren(header, this.canvas, ...rows, this.mark);
@@ -546,7 +639,7 @@ const TICKS = [0, 0.25, 0.5, 0.75, 1];
 
 // The colour scale of the cells: weights from 0 to 1, the same for every row and every setting
 // (each row's weights sum to 1), and the hatching of masked cells.
-function legend() {
+function legend(w) {
   const stops = VIRIDIS.map((rgb, k) => `rgb(${rgb.join(" ")}) ${(100 * k) / (VIRIDIS.length - 1)}%`);
   const ramp = h("div", { className: "attn-colorbar-ramp" });
   ramp.style.backgroundImage = `linear-gradient(to right, ${stops.join(", ")})`;
@@ -556,10 +649,9 @@ function legend() {
     return tick;
   });
   const bar = h("div", { className: "attn-colorbar", role: "img" }, ramp, ...ticks);
-  bar.setAttribute("aria-label",
-    "colour scale: weight 0 dark purple, 0.5 teal, 1 yellow; hatched cells are masked");
-  return h("div", { className: "attn-legend" }, h("span", {}, "weight"), bar,
-    h("span", { className: "attn-legend-masked" }, h("span", { className: "attn-swatch" }), "masked"));
+  bar.setAttribute("aria-label", w.colourScale);
+  return h("div", { className: "attn-legend" }, h("span", {}, w.weight), bar,
+    h("span", { className: "attn-legend-masked" }, h("span", { className: "attn-swatch" }), w.masked));
 }
 
 // --- readout --------------------------------------------------------------------------------
@@ -570,11 +662,11 @@ const STEPS = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRi
 // The cursor cell's query, key and weight in full. A polite live region, so that screen readers
 // announce it; shown again on every redraw, so that it never tells a weight no longer drawn.
 class Readout {
-  constructor(grid, drawn) {
+  constructor(grid, drawn, w) {
     this.grid = grid;
     this.drawn = drawn;
-    this.element = h("div", { className: "attn-readout" },
-      "point at a cell, or use the arrow keys on the grid, to read its weight");
+    this.words = w;
+    this.element = h("div", { className: "attn-readout" }, w.readoutHint);
     this.element.setAttribute("aria-live", "polite");
     this.element.setAttribute("aria-atomic", "true");
     grid.element.addEventListener("mousemove", (event) => {
@@ -619,8 +711,8 @@ class Readout {
     const [i, j] = this.grid.cursor, { weights, masked } = this.drawn();
     const { rowLabels, colLabels } = this.grid.layout;
     // In words, not "a → b": the live region is read aloud, and an arrow is read as "right arrow".
-    const weight = masked[i][j] ? "masked (0)" : weights[i][j].toFixed(6);
-    const text = `${rowLabels[i]} attends to ${colLabels[j]}: ${weight}`;
+    const w = this.words, weight = masked[i][j] ? w.maskedWeight : weights[i][j].toFixed(6);
+    const text = say(w.readout, { query: rowLabels[i], key: colLabels[j], weight });
     if (this.element.textContent !== text) this.element.textContent = text;
   }
 }
@@ -669,12 +761,13 @@ function publish(model, set, weights) {
 
 function render({ model, el }) {
   const set = modelWriter(model);
+  const w = wordsFor(el);
   const api = { model, drawn: { weights: [], masked: [] } }; // root.attnWidget, for tests
-  const grid = new HeatmapGrid(paddingToggle(model, set));
+  const grid = new HeatmapGrid(paddingToggle(model, set), w);
   const weights = modelWeights(model);
   const controlArea = h("div");
-  const readout = new Readout(grid, () => api.drawn);
-  const root = h("div", { className: "attn-widget" }, controlArea, legend(), readout.element,
+  const readout = new Readout(grid, () => api.drawn, w);
+  const root = h("div", { className: "attn-widget" }, controlArea, legend(w), readout.element,
     h("div", { className: "attn-scroll" }, grid.element));
   root.dataset.attnWidget = "";
   root.attnWidget = api;
@@ -684,14 +777,14 @@ function render({ model, el }) {
   function redraw() {
     api.drawn = weights();
     grid.paint(api.drawn.weights, api.drawn.masked);
-    grid.name(gridName(model, grid.layout));
+    grid.name(gridName(model, grid.layout, w));
     readout.show();
     root.dataset.drawn = String(++draws);
     publish(model, set, api.drawn.weights);
   }
   function refresh(effects) {
     if (effects.includes("controls")) {
-      controls = buildControls(model, set);
+      controls = buildControls(model, set, w);
       controlArea.replaceChildren(...controls.nodes);
     } else if (effects.includes("values")) {
       controls.follow();

@@ -2,7 +2,8 @@
 
 The page holds the widget's state and view as myst-nb embeds them in the book's pages, and loads
 the same host (_ext/widget-host.js), so the heatmap's browser tests and its benchmark exercise
-the path the book's readers take; neither needs a build.
+the path the book's readers take; neither needs a build. ``write_widgets`` puts any of the
+book's widgets (heatmaps, the cache calculator) on one such page, in English or Japanese.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+
+from anywidget import AnyWidget
 
 from attnkit.heatmap import AttentionHeatmap
 from tests.support.book import ROOT
@@ -34,33 +37,76 @@ DARK_THEMES = {
     ),
 }
 
-PAGE = """<!doctype html><html lang="en" %s><meta charset="utf-8"><title>heatmap</title>
+PAGE = """<!doctype html><html lang="%s" %s><meta charset="utf-8"><title>widgets</title>
 <style>%s</style>
 <script type="application/vnd.jupyter.widget-state+json">%s</script>
 <script type="module" async src="widget-host.js"></script>
-<main><script type="application/vnd.jupyter.widget-view+json">{"model_id": "heatmap"}</script></main>
+<main>%s</main>
 """
+VIEW = '<script type="application/vnd.jupyter.widget-view+json">{"model_id": "%s"}</script>'
 HOST = ROOT / "_ext" / "widget-host.js"
 
 
-def widget_state(widget: AttentionHeatmap) -> dict:
-    """The traits an AttentionHeatmap syncs to its front end (anywidget's own left out)."""
-    return {name: getattr(widget, name) for name in AttentionHeatmap.class_own_traits(sync=True)}
+ANYWIDGET_OWN = {"_anywidget_id", "_esm", "_css"}
+
+
+def widget_state(widget: AnyWidget) -> dict:
+    """The traits a widget syncs to its front end (anywidget's own left out). Its class's: an
+    anywidget's type is a subclass that anywidget makes for each instance, holding its own."""
+    own = set(type(widget).class_traits(sync=True)) - set(AnyWidget.class_traits(sync=True))
+    return {name: getattr(widget, name) for name in sorted(own - ANYWIDGET_OWN)}
+
+
+def _write(folder: Path, states: dict, views: list, dark: str | None, lang: str) -> None:
+    """index.html and the widget host in ``folder``: the models' ``states`` ({id: traits}) and
+    ``views``, each a model id and the lang of an element around its view (None: none)."""
+    shutil.copy(HOST, folder / HOST.name)
+    state = {
+        model_id: {"model_module": "anywidget", "model_name": "AnyModel", "state": traits}
+        for model_id, traits in states.items()
+    }
+    attributes, style = DARK_THEMES[dark] if dark else ("", "")
+    script = json.dumps({"version_major": 2, "version_minor": 0, "state": state})
+    body = "".join(
+        VIEW % model_id if view_lang is None else f'<div lang="{view_lang}">{VIEW % model_id}</div>'
+        for model_id, view_lang in views
+    )
+    page = PAGE % (lang, attributes, style, script.replace("</", "<\\/"), body)
+    (folder / "index.html").write_text(page, encoding="utf-8")
 
 
 def write_page(
-    folder: Path, widget: AttentionHeatmap, front_end: Path = FRONT_END, dark: str | None = None
+    folder: Path,
+    widget: AttentionHeatmap,
+    front_end: Path = FRONT_END,
+    dark: str | None = None,
+    lang: str = "en",
 ) -> None:
     """Put index.html and the widget host into ``folder``: one heatmap of ``widget``, with the
-    front end in ``front_end``, on a plain light page or in one of the ``DARK_THEMES``."""
-    shutil.copy(HOST, folder / HOST.name)
+    front end in ``front_end``, on a plain light page or in one of the ``DARK_THEMES``, in the
+    language ``lang`` (its <html lang>)."""
     traits = {
         **widget_state(widget),
         "_esm": (front_end / "heatmap.js").read_text(encoding="utf-8"),
         "_css": (front_end / "heatmap.css").read_text(encoding="utf-8"),
     }
-    state = {"heatmap": {"model_module": "anywidget", "model_name": "AnyModel", "state": traits}}
-    attributes, style = DARK_THEMES[dark] if dark else ("", "")
-    script = json.dumps({"version_major": 2, "version_minor": 0, "state": state})
-    page = PAGE % (attributes, style, script.replace("</", "<\\/"))
-    (folder / "index.html").write_text(page, encoding="utf-8")
+    _write(folder, {"heatmap": traits}, [("heatmap", None)], dark, lang)
+
+
+def write_widgets(folder: Path, views: list, lang: str = "en") -> None:
+    """Put index.html and the widget host into ``folder``: a view of each of ``views``, in page
+    order, on a page in the language ``lang``. A view is a widget (an AttentionHeatmap, a
+    KVCacheCalculator), drawn by its own front end (chapters/attnkit), or a pair (widget, lang)
+    whose view is inside an element of that lang. The models' ids are "widget0", "widget1", ..."""
+    pairs = [view if isinstance(view, tuple) else (view, None) for view in views]
+    states = {
+        f"widget{i}": {**widget_state(widget), "_esm": str(widget._esm), "_css": str(widget._css)}
+        for i, (widget, _) in enumerate(pairs)
+    }
+    _write(
+        folder,
+        states,
+        [(f"widget{i}", view_lang) for i, (_, view_lang) in enumerate(pairs)],
+        None,
+        lang,
+    )
