@@ -79,8 +79,12 @@ def test_pages_load_scripts_styles_and_math_from_the_book_itself(built_book, nam
             r'<script async="async" type="module" src="[./]*_static/jsdeps/widget-host.js', html
         )
         assert "require.js" not in html and "html-manager" not in html
-    if 'class="math' in html:  # typeset at build time: a stylesheet, no MathJax to run
-        assert re.search(r'<link [^>]*href="[./]*_static/jsdeps/mathjax-chtml.css"', html)
+    # one style sheet (_ext/one_stylesheet.py), which has the formulas' rules: typeset at build
+    # time, they need no MathJax to run
+    assert len(re.findall(r'<link [^>]*rel="stylesheet"', html)) == 1
+    assert re.search(r'<link [^>]*href="[./]*_static/styles/book.css\?v=\d+"', html)
+    if 'class="math' in html:
+        assert "mjx-container" in (html_dir / "_static/styles/book.css").read_text()
     assert "mathjax" not in " ".join(re.findall(r"<script\b[^>]*>", html)).lower()
     for local in [
         "jsdeps/widget-host.js",
