@@ -5,6 +5,7 @@
 #               book wing after the builds it reads (make built-for-tests, into _build/tests)
 #   make test-fast   the library wing alone (tests/library): attnkit, the checks, the grader's
 #               parts; builds nothing, about a minute: run it after every change
+#   make catalogues   the Japanese edition's catalogues (locales/ja) updated after the English changed
 #   make student   the student edition, without solutions, into _build/student
 #   make pdf    the whole book as one PDF, _build/pdf/attention-step-by-step.pdf (needs Chromium)
 #   make assignments   an Otter-Grader assignment per chapter into _build/assignments
@@ -20,7 +21,7 @@ OUT ?= .
 CACHE ?= $(OUT)/_build/.jupyter_cache
 BUILD := $(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
 
-.PHONY: book page pdf test test-fast test-accessibility test-pdf pdf-for-tests student assignments \
+.PHONY: book catalogues page pdf test test-fast test-accessibility test-pdf pdf-for-tests student assignments \
   grade lab clean lock lint format gpt-weights
 
 # The pinned environment, the helper library attnkit (editable: a change to it is live), and
@@ -52,10 +53,27 @@ node_modules/.package-lock.json: package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund
 
 # The chapters the execution cache lacks run first, side by side (myst-nb runs them one by one).
+# Then, side by side, the English edition and the Japanese one, from the catalogues in locales/ja
+# and the same execution cache, which goes into ja/ beside it (BOOK_TRANSLATED: each page links
+# to the other edition's).
 book: $(VENV)/installed node_modules/.package-lock.json
 	$(BIN)/python _ext/execute_in_parallel.py $(abspath $(CACHE))
-	BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BUILD) --path-output $(OUT)
-	@echo "The book is in $(OUT)/_build/html: open $(OUT)/_build/html/index.html"
+	BOOK_TRANSLATED=1 BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BUILD) --path-output $(OUT) \
+	  & english=$$!; \
+	BOOK_TRANSLATED=1 BOOK_LANGUAGE=ja BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BUILD) \
+	  --path-output $(OUT)/_build/.ja; japanese=$$?; \
+	wait $$english && test $$japanese = 0
+	rm -rf $(OUT)/_build/html/ja && cp -R $(OUT)/_build/.ja/_build/html $(OUT)/_build/html/ja
+	@echo "The book is in $(OUT)/_build/html: open $(OUT)/_build/html/index.html (日本語: ja/index.html)"
+
+# The Japanese edition's catalogues brought up to date with the English sources: a new sentence
+# gets an empty entry and a changed one is marked fuzzy, and make book fails, naming each, until
+# it is translated (_ext/edition_language.py).
+catalogues: $(VENV)/installed
+	BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BIN)/jupyter-book build . --builder custom \
+	  --custom-builder gettext --path-output $(OUT)/_build/.gettext
+	$(BIN)/sphinx-intl update --pot-dir $(OUT)/_build/.gettext/_build/gettext --language ja \
+	  --locale-dir locales --line-width 100 --no-obsolete
 
 # One page alone, with the book's configuration and execution cache, into
 # $(OUT)/_build/_page/<name>/html: a quick look at a chapter being written (its links to other

@@ -36,7 +36,8 @@ def mark_japanese(html: str) -> str:
 
 
 def mark_page(app, pagename, templatename, context, doctree):
-    if "body" in context:
+    # the Japanese edition's pages are lang="ja" as a whole
+    if "body" in context and app.config.language != "ja":
         context["body"] = mark_japanese(context["body"])
 
 

@@ -1,0 +1,158 @@
+"""The edition's language: BOOK_LANGUAGE=ja builds the Japanese edition (make book does).
+
+With BOOK_TRANSLATED=1 (make book) the two editions are published together, the Japanese one in
+``ja/`` beside the English pages, and every page links to itself in the other language
+(``_templates/language-switch.html``).
+
+The English sources stay the only sources; the Japanese lives in one gettext catalogue per
+page, ``locales/ja/LC_MESSAGES/<page>.po`` (``make catalogues`` brings them up to date with the
+English). A sentence the catalogue lacks, or marks fuzzy because its English changed, would
+silently stay English on the Japanese page: here it is a warning that names the page and the
+English sentence, so that a build with -W fails until the catalogue has it. The page's
+description (front matter, ``myst: html_meta``) is translated here too: MyST adds its meta tag
+only after Sphinx has translated the page.
+"""
+
+from __future__ import annotations
+
+import os
+
+from docutils import nodes
+from sphinx.locale import init as init_locale
+from sphinx.transforms import SphinxTransform
+from sphinx.util import logging
+from sphinx.util.i18n import docname_to_domain
+from sphinx.util.nodes import extract_messages
+
+logger = logging.getLogger(__name__)
+
+
+def requested_language() -> str | None:
+    language = os.environ.get("BOOK_LANGUAGE", "").strip()
+    return None if language in ("", "en") else language
+
+
+def choose_language_early(app) -> None:
+    """The language before the other extensions are set up (this one comes first in
+    _config.yml): each loads its own words' translations (sphinx-exercise's 練習, the theme's
+    目次) in its setup, for the language set then, as Sphinx loads its own at its start."""
+    language = requested_language()
+    if language:
+        app.config.language = language
+        app._init_i18n()
+
+
+def set_language(app, config):
+    language = requested_language()
+    if language:
+        config.language = language
+        config.html_title = config.book_titles.get(language, config.html_title)
+
+
+NAMES = {"en": "English", "ja": "日本語"}
+
+
+def link_other_language(app, pagename, templatename, context, doctree):
+    """``other_language`` for the switch: the same page in the other edition, as a relative URL."""
+    if os.environ.get("BOOK_TRANSLATED") != "1":
+        return
+    up = "../" * pagename.count("/")
+    if app.config.language == "ja":
+        other, url = "en", f"../{up}{pagename}.html"
+    else:
+        other, url = "ja", f"{up}ja/{pagename}.html"
+    context["other_language"] = {"code": other, "name": NAMES[other], "url": url}
+
+
+def translations(transform: SphinxTransform) -> dict[str, str] | None:
+    """The page's catalogue as Sphinx's Locale transform reads it (None in English)."""
+    config, env = transform.config, transform.env
+    if config.language in (None, "en"):
+        return None
+    domain = docname_to_domain(env.docname, config.gettext_compact)
+    dirs = [os.path.join(env.srcdir, directory) for directory in config.locale_dirs]
+    catalog, found = init_locale(dirs, config.language, domain)
+    merged: dict[str, str] = {}
+    while found and catalog is not None:  # the page's catalogue and its fallbacks
+        merged = {**getattr(catalog, "_catalog", {}), **merged}
+        catalog = getattr(catalog, "_fallback", None)
+    return merged
+
+
+def warn_untranslated(language: str, node: nodes.Node, message: str) -> None:
+    logger.warning(
+        "no %s translation in locales for %r",
+        language,
+        message if len(message) < 160 else message[:157] + "...",
+        location=node,
+        type="i18n",
+    )
+
+
+def attached(node: nodes.Node, doctree: nodes.document) -> bool:
+    """Whether ``node`` is still part of the page, outside its metadata (docinfo)."""
+    while node is not None:
+        if isinstance(node, nodes.docinfo):
+            return False
+        if node is doctree:
+            return True
+        node = node.parent
+    return False
+
+
+class UntranslatedMessages(SphinxTransform):
+    """The messages of the page that its catalogue does not translate, noted just before
+    Sphinx's Locale transform (priority 20) translates the others (fuzzy entries are not in the
+    .mo); report_untranslated names those that are still text of the page when it is read."""
+
+    default_priority = 19
+
+    def apply(self, **kwargs) -> None:
+        catalogue = translations(self)
+        if catalogue is None:
+            return
+        self.document.untranslated_messages = [
+            (node, message)
+            for node, message in extract_messages(self.document)
+            if not catalogue.get(message, "").strip()
+        ]
+
+
+def report_untranslated(app, doctree):
+    for node, message in getattr(doctree, "untranslated_messages", []):
+        if attached(node, doctree):  # not front matter, which becomes metadata
+            warn_untranslated(app.config.language, node, message)
+    doctree.untranslated_messages = []
+
+
+class TranslatedDescription(SphinxTransform):
+    """The page's ``<meta name="description">`` in its language: MyST leaves it pending until
+    docutils' Filter transform (priority 780), long after the Locale transform."""
+
+    default_priority = 790
+
+    def apply(self, **kwargs) -> None:
+        catalogue = translations(self)
+        if catalogue is None:
+            return
+        translated = set(catalogue.values())
+        for meta in self.document.findall(nodes.meta):
+            content = meta.get("content", "")
+            if meta.get("name") != "description" or content in translated:
+                continue
+            if catalogue.get(content, "").strip():
+                meta["content"] = catalogue[content]
+            elif content:
+                warn_untranslated(self.config.language, meta, content)
+
+
+def setup(app):
+    choose_language_early(app)
+    # the book's title in each language but English (whose title is _config.yml's title)
+    app.add_config_value("book_titles", {}, "html", dict)
+    app.connect("config-inited", set_language)
+    app.add_transform(UntranslatedMessages)
+    app.add_transform(TranslatedDescription)
+    app.connect("doctree-read", report_untranslated)
+    app.connect("html-page-context", link_other_language)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,126 @@
+"""The Japanese edition beside the English one (``make book``: ``_build/html/ja``): every page in
+Japanese, the same numbers, the same sections, a switch between the two on every page, and one
+Japanese page read in Chromium. (Its catalogues: tests/library/test_catalogues.py.)"""
+
+import re
+
+import pytest
+
+from tests.support.book import page, toc_files
+from tests.support.browser import PageLog, wait_for_widgets
+from tests.support.markup import read
+
+JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+SWITCH = re.compile(r'<a class="[^"]*language-switch"\s+href="([^"]+)"\s+hreflang="(\w+)"')
+SECTION_ID = re.compile(r'<section id="([^"]+)"')
+
+
+@pytest.fixture(scope="module")
+def editions(built_book):
+    html_dir, _ = built_book
+    return html_dir, html_dir / "ja"
+
+
+def text_in(html: str, element_class: str) -> list[str]:
+    """The texts inside elements of the class, in page order."""
+    return [
+        text
+        for text, enclosing in read(html).texts
+        if any(element.has_class(element_class) for element in enclosing)
+    ]
+
+
+def paragraphs(html: str) -> list[str]:
+    """The text of each paragraph and list item of the page's article; code, formulas and tables
+    (of names, symbols and numbers) left out."""
+    found: dict[int, str] = {}
+    for text, enclosing in read(html).texts:
+        if not any(element.has_class("bd-article") for element in enclosing) or any(
+            element.tag in ("pre", "code", "mjx-container", "script", "table")
+            or element.has_class("cell_output")
+            or element.has_class("math")
+            for element in enclosing
+        ):
+            continue
+        blocks = [element for element in enclosing if element.tag in ("p", "li")]
+        if blocks:
+            found[id(blocks[-1])] = found.get(id(blocks[-1]), "") + text
+    return list(found.values())
+
+
+@pytest.mark.parametrize("name", toc_files())
+def test_every_page_is_in_japanese(editions, name):
+    _, japanese = editions
+    html = page(japanese, name)
+    assert '<html lang="ja"' in html
+    title = re.search(r"<h1>(.*?)<", html, re.S)[1]
+    assert JAPANESE.search(title) or name == "references", title
+    if name == "references":  # the bibliography's entries are the works' own titles
+        return
+    texts = [text for text in paragraphs(html) if re.search(r"[^\W\d_]{3}", text)]
+    english = [text for text in texts if not JAPANESE.search(text)]
+    # a paragraph may be a name, a number or an English example sentence; few are
+    assert len(english) <= 0.05 * len(texts), f"{name}: {english[:5]}"
+
+
+@pytest.mark.parametrize("name", toc_files())
+def test_each_page_links_to_itself_in_the_other_language(editions, name):
+    english, japanese = editions
+    for html_dir, other, other_dir in ((english, "ja", japanese), (japanese, "en", english)):
+        found = SWITCH.search(page(html_dir, name))
+        assert found, f"{name}: no language switch in {html_dir.name}"
+        href, language = found.groups()
+        assert language == other
+        target = (html_dir / name).parent / href
+        assert target.resolve() == (other_dir / f"{name}.html").resolve(), href
+
+
+@pytest.mark.parametrize("name", toc_files())
+def test_sections_keep_their_ids(editions, name):
+    """The switch keeps the reader's section: it is found by the same id in both editions."""
+    english, japanese = editions
+    assert SECTION_ID.findall(page(japanese, name)) == SECTION_ID.findall(page(english, name))
+
+
+@pytest.mark.parametrize("name", toc_files())
+def test_executed_cells_show_the_same_output(editions, name):
+    english, japanese = editions
+    # whitespace aside: the English edition marks runs of Japanese lang="ja", which splits its
+    # texts elsewhere
+    outputs = [
+        re.sub(r"\s+", "", "".join(text_in(page(folder, name), "cell_output")))
+        for folder in (english, japanese)
+    ]
+    assert outputs[0] == outputs[1]
+
+
+def test_a_japanese_page_reads_and_switches_in_chromium(site):
+    browser, base = site
+    page_ = browser.new_page(viewport={"width": 1280, "height": 800})
+    log = PageLog(page_)
+    page_.goto(f"{base}ja/chapters/attention.html")
+    wait_for_widgets(page_)
+    # a glyph the fonts lack is drawn as the same empty box as a character no font has
+    tofu = page_.evaluate("""() => {
+        const font = getComputedStyle(document.querySelector('article p')).font;
+        const draw = (text) => {
+            const canvas = document.createElement('canvas');
+            canvas.width = 40; canvas.height = 40;
+            const context = canvas.getContext('2d');
+            context.font = font.replace(/\\d+(\\.\\d+)?px/, '32px');
+            context.fillText(text, 2, 32);
+            return Array.from(context.getImageData(0, 0, 40, 40).data).join();
+        };
+        const missing = draw('\\u{10FFFD}');
+        return [...'注意機構の重みを計算します'].filter((c) => draw(c) === missing);
+    }""")
+    assert tofu == [], f"drawn as missing glyphs: {tofu}"
+    page_.evaluate(
+        "id => document.getElementById(id).scrollIntoView()", "the-quantities-and-their-shapes"
+    )
+    page_.locator("a.language-switch").first.click()
+    page_.wait_for_url(re.compile(r"/chapters/attention\.html#the-quantities-and-their-shapes$"))
+    assert "/ja/" not in page_.url
+    assert page_.locator("html").get_attribute("lang") == "en"
+    assert log.problems() == {}
+    page_.close()

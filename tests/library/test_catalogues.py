@@ -1,0 +1,175 @@
+"""The Japanese edition's catalogues (``locales/ja/LC_MESSAGES/<page>.po``): one per page, every
+message translated, none fuzzy, the MyST markup of each kept, the glossary's terms used.
+
+A message is one paragraph, heading, list item, table cell or caption of a page, in its MyST
+source form, as Sphinx's gettext builder extracts it (``make catalogues``). Whether the
+catalogues still match the English sources is checked where the sources are read, by the
+Japanese build itself: a sentence without a translation is a warning there, and the build runs
+with -W (``_ext/edition_language.py``; tests/book/test_japanese_edition.py).
+"""
+
+import re
+from collections import Counter
+
+import pytest
+from babel.messages.pofile import read_po
+
+from tests.support.book import ROOT, toc_files
+
+LOCALE = ROOT / "locales" / "ja" / "LC_MESSAGES"
+# the words of the book's own templates (_templates/), which Sphinx keeps in sphinx.po
+CATALOGUES = [*toc_files(), "sphinx"]
+
+# The markup a translation must keep as the English has it. Math and roles are taken out of the
+# text before the code spans are looked for: both hold backticks.
+MARKUP = {
+    "display math": re.compile(r"\$\$.*?\$\$", re.S),
+    "math": re.compile(r"(?<!\$)\$(?!\$)(?:\\.|[^$\\])+?\$"),
+    "role": re.compile(r"\{[\w:+-]+\}`[^`]*`"),
+    "code": re.compile(r"``?[^`]+``?"),
+    "link target": re.compile(r"\]\(([^)]*)\)"),
+    "footnote": re.compile(r"\[\^[^\]]+\]"),
+    "substitution": re.compile(r"\{\{[^}]*\}\}"),
+    "HTML tag": re.compile(r"</?[a-zA-Z][^>]*>"),
+}
+TAKEN_OUT = ("display math", "math", "role")
+PUNCTUATION = (
+    "\u3001\u3002\u300c\u300d\u300e\u300f\uff08\uff09\uff1a\uff1b\uff01\uff1f.,:;!?()[]「」"
+)
+
+
+def stranded_emphasis(text: str) -> bool:
+    """Whether a ** of ``text`` cannot do its part: CommonMark opens emphasis only with a run
+    not followed by punctuation unless whitespace or punctuation precedes it, and closes it
+    only with a run not preceded by punctuation unless whitespace or punctuation follows it
+    (``は**「注意」**です`` prints its asterisks; ``は「**注意**」です`` is bold)."""
+
+    def kind(char):
+        return (
+            "space" if not char or char.isspace() else "punct" if char in PUNCTUATION else "letter"
+        )
+
+    runs = [
+        i
+        for i in range(len(text) - 1)
+        if text.startswith("**", i)
+        and (i == 0 or text[i - 1] != "*")
+        and text[i + 2 : i + 3] != "*"
+    ]
+    for order, i in enumerate(runs):
+        before, after = kind(text[i - 1] if i else ""), kind(text[i + 2 : i + 3])
+        opening = order % 2 == 0
+        if opening and after == "punct" and before == "letter":
+            return True
+        if not opening and before == "punct" and after == "letter":
+            return True
+    return False
+
+
+def catalogue(name: str):
+    with open(LOCALE / f"{name}.po", "rb") as file:
+        return read_po(file)
+
+
+def messages(name: str):
+    return [message for message in catalogue(name) if message.id]
+
+
+def role_key(role: str) -> str:
+    """A role's name and target: its title, before ``<target>``, may be translated."""
+    name, content = role.split("`", 1)
+    content = content[:-1]
+    if content.endswith(">") and "<" in content:
+        content = content[content.rindex("<") + 1 : -1]
+    return f"{name}`{content}`"
+
+
+def markup(text: str) -> dict[str, Counter]:
+    found = {}
+    for kind, pattern in MARKUP.items():
+        items = pattern.findall(text)
+        found[kind] = (
+            Counter(role_key(item) for item in items) if kind == "role" else Counter(items)
+        )
+        if kind in TAKEN_OUT:
+            text = pattern.sub(" ", text)
+    return found
+
+
+@pytest.mark.parametrize("name", CATALOGUES)
+def test_every_page_has_a_complete_catalogue(name):
+    assert (LOCALE / f"{name}.po").is_file(), f"no catalogue for {name}: run make catalogues"
+    untranslated = [m.id[:80] for m in messages(name) if not m.string]
+    fuzzy = [m.id[:80] for m in messages(name) if m.fuzzy]
+    assert not untranslated, f"{name}: {len(untranslated)} untranslated, first {untranslated[:3]}"
+    assert not fuzzy, f"{name}: fuzzy (the English changed), first {fuzzy[:3]}"
+    obsolete = list(catalogue(name).obsolete)
+    assert not obsolete, f"{name}: entries no page has any more, first {obsolete[:3]}"
+
+
+@pytest.mark.parametrize("name", CATALOGUES)
+def test_translations_keep_the_markup(name):
+    wrong = []
+    for message in messages(name):
+        english, japanese = markup(message.id), markup(message.string)
+        for kind in MARKUP:
+            if english[kind] != japanese[kind]:
+                missing = list((english[kind] - japanese[kind]).elements())
+                extra = list((japanese[kind] - english[kind]).elements())
+                wrong.append(f"{message.id[:60]!r}: {kind} missing {missing} extra {extra}")
+        if stranded_emphasis(message.string):
+            wrong.append(f"{message.string[:60]!r}: ** between punctuation and a letter")
+    assert not wrong, f"{name}:\n" + "\n".join(wrong)
+
+
+def test_markup_check_catches_what_it_should():
+    english = "The **weights** $a_{ij}$ of {ref}`the chapter <attention>` in `softmax` [^n]"
+    assert markup(english) == markup("{ref}`前の章 <attention>` の $a_{ij}$ を `softmax` で [^n]")
+    assert markup(english) != markup("{ref}`前の章 <attention>` の $a_{ji}$ を `softmax` で [^n]")
+    assert markup(english) != markup("{ref}`前の章 <tiny-gpt>` の $a_{ij}$ を `softmax` で [^n]")
+    assert markup(english) != markup("{ref}`前の章 <attention>` の $a_{ij}$ を softmax で [^n]")
+    assert stranded_emphasis("これは**「注意」**です")
+    assert not stranded_emphasis("これは「**注意**」です")
+    assert not stranded_emphasis("**注意機構**（attention mechanism）")
+
+
+# Terms of the glossary (appendix/glossary.md) that the Japanese edition writes as the glossary
+# does: an English message with the term has one of these in its translation. Only terms whose
+# English words have no everyday meaning in the book's prose are checked this way.
+TERMS = {
+    "attention mechanism": ("注意機構",),
+    "self-attention": ("自己注意", "セルフアテンション"),  # the glossary's multi-head form
+    "cross-attention": ("交差注意",),
+    "multi-head attention": ("マルチヘッド・アテンション",),
+    "positional encoding": ("位置エンコーディング",),
+    "causal mask": ("因果マスク",),
+    "residual connection": ("残差接続",),
+    "layer normalisation": ("層正規化",),
+    "dot product": ("内積",),
+    "softmax": ("ソフトマックス", "softmax"),
+    "perplexity": ("パープレキシティ", "perplexity"),
+    "sequence-to-sequence": ("系列変換", "seq2seq"),
+    "permutation equivariant": ("置換同変",),
+}
+
+
+def test_glossary_lists_the_checked_terms():
+    glossary = (ROOT / "appendix" / "glossary.md").read_text(encoding="utf-8")
+    for forms in TERMS.values():
+        assert forms[0] in glossary, f"{forms[0]} is not the glossary's"
+
+
+@pytest.mark.parametrize("name", [name for name in CATALOGUES if name != "appendix/glossary"])
+def test_translations_use_the_glossarys_terms(name):
+    wrong = []
+    for message in messages(name):
+        english = message.id
+        for kind in ("display math", "math", "role", "code"):  # names in code stay as they are
+            english = MARKUP[kind].sub(" ", english)
+        english = english.lower()
+        for term, forms in TERMS.items():
+            if re.search(rf"\b{re.escape(term)}", english) and not any(
+                form.lower() in message.string.lower() for form in forms
+            ):
+                wrong.append(f"{term!r} not as {forms[0]} in {message.string[:70]!r}")
+    assert not wrong, f"{name}:\n" + "\n".join(wrong)
