@@ -47,6 +47,10 @@ def set_language(app, config):
     if language:
         config.language = language
         config.html_title = config.book_titles.get(language, config.html_title)
+    if os.environ.get("BOOK_TRANSLATED") == "1":
+        # the switch to the other edition first in the article's header, then the theme's buttons
+        options = config.html_theme_options
+        options["article_header_end"] = ["language-switch.html", "article-header-buttons.html"]
 
 
 NAMES = {"en": "English", "ja": "日本語"}

@@ -36,16 +36,17 @@ URL = re.compile(r"""url\((['"]?)([^)'"]+)\1\)""")
 
 
 def record_sheets(app, pagename, templatename, context, doctree):
-    """Note the page's sheets, in order, and link the one sheet instead."""
+    """Note the page's sheets, in order, and link the one sheet instead (where a page is built
+    without the book's layout, as ``make page`` builds it, beside the theme's own two)."""
     sheets = app.env.one_stylesheet_sources = getattr(app.env, "one_stylesheet_sources", [])
     for css in context.get("css_files", []):
         name = getattr(css, "filename", css)
         if "://" not in name and name not in sheets:
             sheets.append(name)
-    context["css_files"] = [css for css in context.get("css_files", []) if "://" in str(css)]
-    context["book_stylesheet"] = SHEET
+    external = [css for css in context.get("css_files", []) if "://" in str(css)]
     # a new address for each build's sheet: a browser's copy of the last one may not fit
-    context["book_stylesheet_version"] = app.one_stylesheet_version
+    context["css_files"] = [*external, f"{SHEET}?v={app.one_stylesheet_version}"]
+    context["book_stylesheet"] = True  # _templates/layout.html: not the theme's own sheets
 
 
 def rebased(css: str, source: str) -> str:

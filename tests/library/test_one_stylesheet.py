@@ -49,7 +49,6 @@ def test_a_page_links_the_one_sheet_and_no_other():
     app = SimpleNamespace(env=SimpleNamespace(), one_stylesheet_version="123")
     context = {"css_files": ["_static/pygments.css", "https://example.org/x.css"]}
     one_stylesheet.record_sheets(app, "intro", "page.html", context, None)
-    assert context["css_files"] == ["https://example.org/x.css"]
-    assert context["book_stylesheet"] == "_static/styles/book.css"
-    assert context["book_stylesheet_version"] == "123"
+    assert context["css_files"] == ["https://example.org/x.css", "_static/styles/book.css?v=123"]
+    assert context["book_stylesheet"]
     assert app.env.one_stylesheet_sources == ["_static/pygments.css"]
