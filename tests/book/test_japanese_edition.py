@@ -73,6 +73,8 @@ def test_each_page_links_to_itself_in_the_other_language(editions, name):
         assert language == other
         target = (html_dir / name).parent / href
         assert target.resolve() == (other_dir / f"{name}.html").resolve(), href
+        # and for search engines, in the head
+        assert f'<link rel="alternate" hreflang="{other}" href="{href}" />' in page(html_dir, name)
 
 
 @pytest.mark.parametrize("name", toc_files())
