@@ -90,6 +90,18 @@ def local_clone(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def chromium():
+    """Chromium, started once a module, for tests that serve pages of their own."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
 def site(built_book):
     """Chromium and the built book served on 127.0.0.1: (browser, base URL), once a module."""
     require_chromium()

@@ -16,9 +16,7 @@ from tests.support.book import ROOT
 from tests.support.browser import (
     PageLog,
     drawn_weights,
-    launch,
     move_slider,
-    require_chromium,
     serve,
 )
 from tests.support.colours import contrast, css_rgb, luminance
@@ -37,17 +35,6 @@ W_Q, W_K = RNG.normal(size=(4, 3)), RNG.normal(size=(4, 3))  # (d, d_k)
 
 
 SYNCED = set(AttentionHeatmap.class_own_traits(sync=True))  # the one list of the widget's traits
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser
-        browser.close()
 
 
 def numpy_twin(widget, root):

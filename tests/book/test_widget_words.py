@@ -16,9 +16,7 @@ from attnkit.kv_calculator import INPUTS, KVCacheCalculator, decoding_budget, de
 from tests.support.browser import (
     PageLog,
     drawn_weights,
-    launch,
     move_slider,
-    require_chromium,
     serve,
     wait_for_widgets,
 )
@@ -46,17 +44,6 @@ def words(tmp_path_factory):
     """Each front end's WORDS, by widget: "heatmap", "kv_calculator"."""
     folder = tmp_path_factory.mktemp("words")
     return {name: read_words(source, folder) for name, source in FRONT_ENDS.items()}
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser
-        browser.close()
 
 
 @contextlib.contextmanager
