@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from sphinx.errors import ExtensionError
+from node_script import run_node
 
 ROOT = Path(__file__).resolve().parent.parent
 PURGECSS = ROOT / "node_modules" / "purgecss" / "bin" / "purgecss.js"
@@ -82,18 +81,11 @@ def write_sheet(app, exception):
     with tempfile.TemporaryDirectory() as folder:
         unpurged = Path(folder) / "book.css"
         unpurged.write_text(joined, encoding="utf-8")
-        try:
-            subprocess.run(
-                ["node", str(PURGECSS), "--css", str(unpurged), "--output", folder, "--content"]
-                + content,
-                check=True,
-                capture_output=True,
-                text=True,
-            )
-        except FileNotFoundError as error:
-            raise ExtensionError(f"joining the style sheets needs Node.js: {error}") from error
-        except subprocess.CalledProcessError as error:
-            raise ExtensionError(f"PurgeCSS: {error.stderr.strip()}") from error
+        run_node(
+            [PURGECSS, "--css", unpurged, "--output", folder, "--content", *content],
+            needs="joining the style sheets",
+            tool="PurgeCSS",
+        )
         purged = unpurged.read_text(encoding="utf-8")
     (out / SHEET).parent.mkdir(parents=True, exist_ok=True)
     (out / SHEET).write_text(purged, encoding="utf-8")

@@ -15,9 +15,9 @@ import html
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
+from node_script import run_node
 from sphinx.errors import ExtensionError
 from sphinx.ext.mathjax import html_visit_displaymath, html_visit_math
 
@@ -52,19 +52,13 @@ def link_stylesheet(app, pagename, templatename, context, doctree):
 def typeset(formulas: list[tuple[str, bool]]) -> tuple[list[str], str]:
     """CommonHTML for each (TeX, display) and the stylesheet for them all."""
     request = json.dumps([{"tex": tex, "display": display} for tex, display in formulas])
-    try:
-        done = subprocess.run(
-            ["node", str(TYPESETTER), "mathjax-fonts"],
-            input=request,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    except FileNotFoundError as error:
-        raise ExtensionError(f"typesetting the formulas needs Node.js: {error}") from error
-    except subprocess.CalledProcessError as error:
-        raise ExtensionError(f"MathJax: {error.stderr.strip()}") from error
-    result = json.loads(done.stdout)
+    output = run_node(
+        [TYPESETTER, "mathjax-fonts"],
+        input=request,
+        needs="typesetting the formulas",
+        tool="MathJax",
+    )
+    result = json.loads(output)
     return result["html"], result["css"]
 
 

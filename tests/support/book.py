@@ -2,6 +2,7 @@
 
 import importlib.util
 import re
+import sys
 from pathlib import Path
 
 import yaml
@@ -23,7 +24,10 @@ def pin(package: str) -> str:
 
 
 def load_extension(name):
-    """A Sphinx extension of _ext/, loaded from its file."""
+    """A Sphinx extension of _ext/, loaded from its file; the others it imports are found in
+    _ext/, as the book's build finds them (local_extensions in _config.yml)."""
+    if str(ROOT / "_ext") not in sys.path:
+        sys.path.insert(0, str(ROOT / "_ext"))
     spec = importlib.util.spec_from_file_location(name, ROOT / "_ext" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
