@@ -150,15 +150,17 @@ built-for-tests: book-for-tests student-for-tests page-for-tests readings-for-te
 # The book wing in four parts, each run once what it reads is built.
 PYTEST_BOOK = BOOK_TESTS_OUT=$(T) $(BIN)/python -m pytest
 EDITIONS := test_student_edition.py test_launch_buttons.py
+# what the page readings found: each page is loaded once for all of these
+READINGS := test_accessibility.py test_display_math.py test_figure_layout.py
 # The site's tests in two processes, a file in each at a time (a file's browser or JupyterLab is
 # started once): many of them wait, for a page, a kernel or a package a notebook installs.
 test-site: book-for-tests
 	$(PYTEST_BOOK) -n 2 --dist loadfile tests/book \
-	  $(addprefix --ignore=tests/book/,$(EDITIONS) test_accessibility.py test_assignments.py test_pdf.py)
+	  $(addprefix --ignore=tests/book/,$(EDITIONS) $(READINGS) test_assignments.py test_pdf.py)
 test-editions: student-for-tests page-for-tests
 	$(PYTEST_BOOK) $(addprefix tests/book/,$(EDITIONS))
 test-readings: readings-for-tests
-	$(PYTEST_BOOK) tests/book/test_accessibility.py
+	$(PYTEST_BOOK) $(addprefix tests/book/,$(READINGS))
 test-class: class-for-tests
 	$(PYTEST_BOOK) tests/book/test_assignments.py
 # The class first: its grading is the longest, and independent of the book's build.

@@ -11,62 +11,29 @@ import pytest
 
 from attnkit.plots import COLUMN_PX, MIN_FONT_PT, MIN_SCALE
 from tests.support.book import chapter_files
-from tests.support.browser import launch, require_chromium, serve
+from tests.support.readings import layouts
 
 pytestmark = pytest.mark.build
 
 MIN_PHONE_PX = 9  # the smallest text of a figure on a phone, in CSS px
-WIDTHS = {"laptop": 1280, "phone": 375}
 PX_PER_PT = 96 / 72  # CSS: 96 px and 72 pt to the inch
-
-# Every image of a code cell's output or of a {figure} in the article: how wide it was drawn
-# (its width set in the page), how wide it shows, its pixels, and the box it may scroll in.
-MEASURE = """() => {
-  const article = document.querySelector('article.bd-article');
-  const style = getComputedStyle(article);
-  const column = article.clientWidth - parseFloat(style.paddingLeft)
-    - parseFloat(style.paddingRight);
-  const images = [...article.querySelectorAll('img')].filter(i => i.closest('.cell_output, figure'));
-  return {
-    column,
-    page: [document.documentElement.scrollWidth, window.innerWidth],
-    figures: images.map(img => {
-      const box = img.closest('a.image-reference');
-      return {
-        src: img.getAttribute('src').split('/').pop(),
-        drawn: parseFloat(img.style.width) || null,
-        shown: img.getBoundingClientRect().width,
-        pixels: img.naturalWidth,
-        box: box && {width: box.clientWidth, content: box.scrollWidth,
-                     overflow: getComputedStyle(box).overflowX},
-      };
-    }),
-  };
-}"""
 
 
 @pytest.fixture(scope="module")
-def measured(built_book):
-    """{(device, chapter): what MEASURE finds}, each chapter opened at both widths."""
-    require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    html_dir, _ = built_book
-    found = {}
-    with serve(html_dir) as base, sync_playwright() as playwright:
-        browser = launch(playwright)
-        for device, width in WIDTHS.items():
-            page = browser.new_page(viewport={"width": width, "height": 900})
-            for name in chapter_files():
-                page.goto(f"{base}{name}.html")  # waits for the load event: images are in
-                found[device, name] = page.evaluate(MEASURE)
-            page.close()
-        browser.close()
-    return found
+def measured(page_readings):
+    """{(width, chapter): the column, the page's widths and every figure's sizes}, measured on
+    a laptop and on a phone (tests.support.readings measures them as it reads the page)."""
+    found, _ = page_readings
+    return {
+        (width, name): measured
+        for name, layout in layouts(found).items()
+        if name in chapter_files()
+        for width, measured in layout.items()
+    }
 
 
 def test_the_column_is_as_wide_as_the_figures_are_drawn(measured):
-    columns = {m["column"] for (device, _), m in measured.items() if device == "laptop"}
+    columns = {m["column"] for (width, _), m in measured.items() if width == "laptop"}
     assert columns == {COLUMN_PX}, "the theme's column changed: set attnkit.plots.COLUMN_PX"
 
 

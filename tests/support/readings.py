@@ -2,11 +2,14 @@
 the network beyond this machine closed: what the page did that a reader would not want (blocked
 or failed requests, errors, dialogs), what the console says, whether its formulas were typeset
 and its heatmaps drawn, what axe-core finds, the document's width, how far its layout moved
-while it loaded, and a screenshot.
+while it loaded, and a screenshot. Then, the window set to each width in turn, how wide its
+display equations and figures show (LAYOUT, for tests/book/test_display_math.py and
+test_figure_layout.py): each page is loaded once for all of these.
 
 Run as a program (``make readings-for-tests``) it reads every page in every way asked for and
-writes the results as JSON, for tests/book/test_accessibility.py to read; where Chromium is
-missing it writes nothing, and those tests are skipped with the hint (or fail under CI=true):
+writes the results as JSON, for the tests that read them (READINGS in the Makefile); where
+Chromium is missing it writes nothing, and those tests are skipped with the hint (or fail under
+CI=true):
 
     python -m tests.support.readings HTML_DIR FOLDER   (FOLDER/readings.json, FOLDER/screenshots)
 """
@@ -71,9 +74,71 @@ DRAWN = """() => ({
 })"""
 
 
+# At each width: the content column; every display equation (typeset at build time) with its
+# number, its TeX and its box's widths; every image of a code cell's output or of a {figure}
+# with how wide it was drawn (its width set in the page), how wide it shows, its pixels, and the
+# box it may scroll in.
+LAYOUT = """() => {
+  const article = document.querySelector('article.bd-article');
+  const style = getComputedStyle(article);
+  const images = [...article.querySelectorAll('img')].filter(i => i.closest('.cell_output, figure'));
+  return {
+    column: article.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight),
+    page: [document.documentElement.scrollWidth, window.innerWidth],
+    equations: [...document.querySelectorAll('mjx-container[jax="CHTML"][display="true"]')]
+      .map(box => {
+        const formula = box.closest('.math');
+        const number = formula && formula.querySelector('.eqno');
+        return {
+          number: number ? number.textContent.replace('#', '').trim() : null,
+          tex: formula ? formula.dataset.tex : null,
+          scroll: box.scrollWidth,
+          client: box.clientWidth,
+          focusable: box.tabIndex === 0,
+          overflow: getComputedStyle(box).overflowX,
+        };
+      }),
+    figures: images.map(img => {
+      const box = img.closest('a.image-reference');
+      return {
+        src: img.getAttribute('src').split('/').pop(),
+        drawn: parseFloat(img.style.width) || null,
+        shown: img.getBoundingClientRect().width,
+        pixels: img.naturalWidth,
+        box: box && {width: box.clientWidth, content: box.scrollWidth,
+                     overflow: getComputedStyle(box).overflowX},
+      };
+    }),
+  };
+}"""
+
+
+NEXT_FRAME = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
+
+def layout_at(page, width: int) -> dict:
+    """What LAYOUT measures once the page has settled at ``width``: the theme lays parts of it
+    out again a frame after the window is resized, so it is measured until two frames agree."""
+    page.set_viewport_size({"width": width, "height": 800})
+    measured = None
+    for _ in range(20):
+        page.evaluate(NEXT_FRAME)
+        again = page.evaluate(LAYOUT)
+        if again == measured:
+            return again
+        measured = again
+    raise RuntimeError(f"{page.url}: the layout still moves at {width} px")
+
+
+def layouts(found: dict[str, dict]) -> dict[str, dict]:
+    """{page: {width: what LAYOUT measured}} from the first reading of each page."""
+    width, mode = READINGS[0]
+    return {name: found[f"{width} {mode} {name}"]["layout"] for name in toc_files()}
+
+
 def read_every_page(html_dir: Path, shots: Path) -> dict[str, dict]:
     """{"width mode page": {"problems", "typeset", "left_as_tex", "heatmap_keys", "mode", "axe",
-    "width", "console", "layout_shift"}} for every page and reading."""
+    "width", "console", "layout_shift", "layout"}} for every page and reading."""
     from playwright.sync_api import sync_playwright
 
     found = {}
@@ -99,6 +164,10 @@ def read_every_page(html_dir: Path, shots: Path) -> dict[str, dict]:
                 }
                 # the first screen: a full page costs twenty times as long
                 page.screenshot(path=str(shots / f"{name.replace('/', '-')}-{width}-{mode}.png"))
+                found[f"{width} {mode} {name}"]["layout"] = {  # this width first
+                    each: layout_at(page, WIDTHS[each])
+                    for each in sorted(WIDTHS, key=lambda w: w != width)
+                }
                 page.close()
             context.close()
         browser.close()
