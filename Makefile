@@ -167,8 +167,14 @@ test-class: class-for-tests
 test-book: test-class test-site test-editions test-readings
 
 # The student edition: the same book with every solution removed (not hidden) from every file,
-# built in $(OUT)/_build/.student and copied to $(OUT)/_build/student.
+# built in $(OUT)/_build/.student and copied to $(OUT)/_build/student. Pages are read alike in
+# both editions (_ext/student_edition.py): where make book has run, the student edition starts
+# from its read pages (.doctrees, and the outputs in jupyter_execute) and only writes; Sphinx
+# reads again any page changed since.
 student: $(VENV)/installed node_modules/.package-lock.json
+	rm -rf $(OUT)/_build/.student && mkdir -p $(OUT)/_build/.student/_build
+	if [ -d $(OUT)/_build/.doctrees ]; then \
+	  cp -R $(OUT)/_build/.doctrees $(OUT)/_build/jupyter_execute $(OUT)/_build/.student/_build/; fi
 	BOOK_EDITION=student BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BUILD) --path-output $(OUT)/_build/.student
 	rm -rf $(OUT)/_build/student && cp -R $(OUT)/_build/.student/_build/html $(OUT)/_build/student
 	@echo "The student edition is in $(OUT)/_build/student: open $(OUT)/_build/student/index.html"

@@ -5,7 +5,8 @@ With the environment variable ``BOOK_EDITION=student`` (``make student`` sets it
 - the solutions of sphinx-exercise (the ``solution`` directive and the gated
   ``solution-start``/``solution-end`` form, code cells and outputs included) and the
   "Answers to ..." dropdowns are deleted from every page's document tree before it is
-  written, so they are absent from the HTML and from the search index, not merely hidden;
+  written, so they are absent from the HTML and from the search index, not merely hidden
+  (pages are read as in the full edition, whose read pages ``make student`` starts from);
 - a page whose front matter says ``student-edition: intro-only`` (the errata, which answer the
   spot-the-error exercises) keeps its title and introduction, and a note replaces the rest, in
   its contents menu ("On this page") too: the titles of its sections give answers away;
@@ -53,48 +54,58 @@ def withheld(doctree) -> list:
     return list(doctree.findall(lambda n: isinstance(n, solution_node) or is_answers_dropdown(n)))
 
 
-def keep_intro_only(app, doctree, docname) -> list:
-    """Cut an intro-only page, and its contents menu, to its introduction; the sections cut."""
+def sections_after_intro(doctree) -> list:
+    """The sections of an intro-only page: all but its title and introduction."""
     page = next(iter(doctree.findall(nodes.section)))
-    sections = [child for child in page.children if isinstance(child, nodes.section)]
-    for section in sections:
-        page.remove(section)
-    page += nodes.note("", nodes.paragraph(text=WITHHELD))
-    # the menu was collected from the whole page (TocTreeCollector): keep only the page's title
-    (title,) = app.env.tocs[docname].children
-    del title[1:]
-    return sections
+    return [child for child in page.children if isinstance(child, nodes.section)]
 
 
-def forget_labels(app, docname, withheld_nodes):
+def is_intro_only(env, docname) -> bool:
+    return env.metadata[docname].get("student-edition") == INTRO_ONLY
+
+
+def forget_labels(env, docname, withheld_nodes):
     """Drop the labels that point into ``withheld_nodes``: the standard domain files a label for
     every labelled section and sphinx-exercise one for every solution, and objects.inv lists
     them all with their titles."""
     ids = {i for node in withheld_nodes for n in node.findall(nodes.Element) for i in n["ids"]}
-    std = app.env.get_domain("std")
+    std = env.get_domain("std")
     for labels in (std.labels, std.anonlabels):
         for name, (doc, label, *_) in list(labels.items()):
             if doc == docname and label in ids:
                 del labels[name]
 
 
-def withhold_when_read(app, doctree):
-    """Run after the collectors and sphinx-exercise have filed the page's metadata, contents
-    and labels, so that what is withheld leaves those too."""
+def withhold_from_environment(app, env):
+    """Once every page is read, what is withheld leaves what the environment keeps of the pages:
+    their labels, and an intro-only page's contents menu (collected from the whole page), which
+    keeps only the page's title. Pages are read alike in both editions, so that the student
+    edition can start from the full edition's read pages (make student) and only write."""
     if not app.config.student_edition:
         return
-    docname = app.env.docname
-    hidden = withheld(doctree)
-    if app.env.metadata[docname].get("student-edition") == INTRO_ONLY:
-        hidden += keep_intro_only(app, doctree, docname)
-    forget_labels(app, docname, hidden)
+    for docname in sorted(env.found_docs):
+        doctree = env.get_doctree(docname)
+        hidden = withheld(doctree)
+        if is_intro_only(env, docname):
+            hidden += sections_after_intro(doctree)
+            (title,) = env.tocs[docname].children
+            del title[1:]
+        forget_labels(env, docname, hidden)
 
 
 def remove_solutions(app, doctree, docname):
-    """Solutions leave the page when it is written: sphinx-exercise resolves them until then."""
-    if app.config.student_edition:
-        for node in withheld(doctree):
-            node.parent.remove(node)
+    """Solutions leave the page when it is written: sphinx-exercise resolves them until then. An
+    intro-only page is cut to its introduction, and a note says why."""
+    if not app.config.student_edition:
+        return
+    for node in withheld(doctree):
+        node.parent.remove(node)
+    if is_intro_only(app.env, docname):
+        for section in sections_after_intro(doctree):
+            section.parent.remove(section)
+        next(iter(doctree.findall(nodes.section))).append(
+            nodes.note("", nodes.paragraph(text=WITHHELD))
+        )
 
 
 def strip_solutions(text: str) -> str:
@@ -130,10 +141,11 @@ def write_student_sources(app, exception):
 
 
 def setup(app):
-    app.add_config_value("student_edition", os.environ.get("BOOK_EDITION") == "student", "env")
-    app.connect("doctree-read", withhold_when_read, priority=600)
+    # "html": the edition changes what is written, not what is read
+    app.add_config_value("student_edition", os.environ.get("BOOK_EDITION") == "student", "html")
+    app.connect("env-updated", withhold_from_environment)
     app.connect("doctree-resolved", remove_solutions)
     app.connect("build-finished", write_student_sources)
-    # env_version: a change to what reading a page leaves in the environment (contents, labels)
-    # makes Sphinx read every page again, instead of keeping what an older version left there
-    return {"env_version": 1, "parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: the pages are now read alike in both editions; an environment that an older
+    # version of this extension left (with the solutions' labels dropped) is read again
+    return {"env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}
