@@ -5,6 +5,7 @@ import functools
 import importlib
 import pkgutil
 import re
+import sys
 import warnings
 from pathlib import Path
 
@@ -185,6 +186,24 @@ def test_a_forbidden_helper_is_a_tripwire_wherever_the_function_finds_it():
     assert by_default.__defaults__[0] is attnkit.core.causal_mask
     own = lambda n: np.tril(np.ones((n, n), dtype=bool))  # noqa: E731
     assert invoke(own, (3,), names).forbidden == ()
+
+
+def test_a_module_imported_during_the_call_keeps_no_tripwire(monkeypatch):
+    """A module first imported while the function runs copies the tripwire (``from .core import
+    causal_mask``); the helper is put back there too when the call ends."""
+    import attnkit
+    import attnkit.core
+
+    monkeypatch.delitem(sys.modules, "attnkit.transformer_numpy", raising=False)
+    monkeypatch.delattr(attnkit, "transformer_numpy", raising=False)
+
+    def imports_then_calls(n):
+        module = importlib.import_module("attnkit.transformer_numpy")
+        return module.causal_mask(n)
+
+    outcome = invoke(imports_then_calls, (3,), ("attnkit.core.causal_mask",))
+    assert outcome.forbidden == ("attnkit.core.causal_mask",)
+    assert sys.modules["attnkit.transformer_numpy"].causal_mask is attnkit.core.causal_mask
 
 
 def test_a_check_says_plainly_that_the_answer_used_a_forbidden_helper():
