@@ -11,6 +11,7 @@ the chapter besides (its imports, the points of each question and its public tes
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 
@@ -67,9 +68,17 @@ def _stub_parts(stub: str, label: str) -> tuple[str, str, str]:
     return functions[0], check, modules[0]
 
 
+@functools.lru_cache(maxsize=16)
+def notebook_cells(text: str) -> tuple:
+    """The cells of the MyST notebook ``text``, read once: building an assignment, grading and
+    the tests ask for the same chapter many times, and jupytext takes about 60 ms to read one.
+    The cells are shared: read them, never change them."""
+    return tuple(jupytext.reads(text, fmt="md:myst").cells)
+
+
 def coding_exercises(text: str) -> list[CodingExercise]:
     """The coding exercises of the MyST notebook ``text``, in the chapter's order."""
-    cells = jupytext.reads(text, fmt="md:myst").cells
+    cells = notebook_cells(text)
     exercises, solutions = [], {}
     for index, cell in enumerate(cells):
         if cell.cell_type != "markdown":
@@ -99,7 +108,7 @@ def coding_exercises(text: str) -> list[CodingExercise]:
 def labelled_equations(text: str) -> dict[str, str]:
     """The TeX of every ``{math}`` directive with a ``:label:`` in the MyST notebook ``text``."""
     equations = {}
-    for cell in jupytext.reads(text, fmt="md:myst").cells:
+    for cell in notebook_cells(text):
         if cell.cell_type == "markdown":
             for directive in directives(cell.source):
                 if directive.name == "math" and "label" in directive.options:
@@ -121,7 +130,7 @@ def _solution_code(cells, start: int) -> str:
 def setup_code(text: str, code: str) -> str:
     """The imports of the chapter's code cells before its first exercise that ``code`` (the
     solutions and the tests) uses, so that they find the names the chapter gives them."""
-    cells = jupytext.reads(text, fmt="md:myst").cells
+    cells = notebook_cells(text)
     imports = []
     for cell in cells:
         if cell.cell_type == "markdown" and "{exercise}" in cell.source:

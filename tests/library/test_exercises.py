@@ -443,6 +443,7 @@ def test_a_check_of_an_unfinished_stub_fails_without_raising(name, stub):
     assert not result and result.message
 
 
+@functools.cache  # asked for by many tests: a chapter is read once
 def exercise_cells(slug):
     """The chapter's imports, and its exercise cells: (source, in a solution?) pairs."""
     notebook = jupytext.read(ROOT / "chapters" / f"{slug}.md")
