@@ -9,12 +9,12 @@ import sys
 import warnings
 from pathlib import Path
 
-import jupytext
 import numpy as np
 import pytest
 import yaml
 
 import attnkit.exercises
+from assignments.exercises import notebook_cells
 from attnkit.exercises.calling import Outcome, Remote, invoke
 from attnkit.exercises.harness import (
     CheckFailed,
@@ -443,12 +443,10 @@ def test_a_check_of_an_unfinished_stub_fails_without_raising(name, stub):
     assert not result and result.message
 
 
-@functools.cache  # asked for by many tests: a chapter is read once
 def exercise_cells(slug):
     """The chapter's imports, and its exercise cells: (source, in a solution?) pairs."""
-    notebook = jupytext.read(ROOT / "chapters" / f"{slug}.md")
     imports, cells, in_solution = [], [], False
-    for cell in notebook.cells:
+    for cell in notebook_cells((ROOT / "chapters" / f"{slug}.md").read_text(encoding="utf-8")):
         if cell.cell_type == "markdown":
             in_solution = "{solution-start}" in cell.source or (
                 in_solution and "{solution-end}" not in cell.source
