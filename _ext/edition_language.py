@@ -56,8 +56,18 @@ def set_language(app, config):
 NAMES = {"en": "English", "ja": "日本語"}
 
 
+def edition_folder(language: str | None) -> str:
+    """Where the edition lies in the published site: ``ja/`` for the Japanese one published
+    beside the English (BOOK_TRANSLATED=1), else the site's root ("")."""
+    if os.environ.get("BOOK_TRANSLATED") == "1" and language not in (None, "en"):
+        return f"{language}/"
+    return ""
+
+
 def link_other_language(app, pagename, templatename, context, doctree):
-    """``other_language`` for the switch: the same page in the other edition, as a relative URL."""
+    """``other_language`` for the switch: the same page in the other edition, as a relative URL;
+    and ``alternates``, every edition's address of the page, for search engines, which take
+    only absolute ones (none where the site's address is unknown: _ext/open_graph.py)."""
     if os.environ.get("BOOK_TRANSLATED") != "1":
         return
     up = "../" * pagename.count("/")
@@ -66,6 +76,11 @@ def link_other_language(app, pagename, templatename, context, doctree):
     else:
         other, url = "ja", f"{up}ja/{pagename}.html"
     context["other_language"] = {"code": other, "name": NAMES[other], "url": url}
+    root = getattr(app.config, "book_site_root", "")  # open_graph finds it
+    if root:
+        context["alternates"] = [
+            (language, f"{root}{edition_folder(language)}{pagename}.html") for language in NAMES
+        ]
 
 
 def translations(transform: SphinxTransform) -> dict[str, str] | None:

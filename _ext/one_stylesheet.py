@@ -32,6 +32,8 @@ THEME_SHEETS = ["_static/styles/theme.css", "_static/styles/pydata-sphinx-theme.
 # load it (_templates/layout.html).
 NOT_CONTENT = {"fontawesome.js"}
 URL = re.compile(r"""url\((['"]?)([^)'"]+)\1\)""")
+# @import "x.css"; or @import url(x.css); (the theme's sheet imports Sphinx's basic.css)
+IMPORT = re.compile(r"""@import\s+(?:url\()?(['"]?)([^'")\s]+)\1\)?\s*;""")
 
 
 def record_sheets(app, pagename, templatename, context, doctree):
@@ -53,12 +55,29 @@ def rebased(css: str, source: str) -> str:
 
     def rebase(found):
         quote, url = found.groups()
-        if url.startswith(("data:", "#", "/")) or "://" in url:
+        if not local(url):
             return found.group(0)
         target = posixpath.normpath(posixpath.join(posixpath.dirname(source), url))
         return f"url({quote}{posixpath.relpath(target, posixpath.dirname(SHEET))}{quote})"
 
     return URL.sub(rebase, css)
+
+
+def local(url: str) -> bool:
+    return not (url.startswith(("data:", "#", "/")) or "://" in url)
+
+
+def flattened(out: Path, name: str) -> str:
+    """The sheet at ``name`` rebased for SHEET, each local sheet it imports in its place: an
+    import is one more round trip before the first paint, after the sheet itself has come."""
+    css = (out / name).read_text(encoding="utf-8")
+    pieces, last = [], 0
+    for found in IMPORT.finditer(css):
+        if local(found.group(2)):
+            imported = posixpath.normpath(posixpath.join(posixpath.dirname(name), found.group(2)))
+            pieces += [rebased(css[last : found.start()], name), flattened(out, imported)]
+            last = found.end()
+    return "".join([*pieces, rebased(css[last:], name)])
 
 
 def write_sheet(app, exception):
@@ -68,11 +87,7 @@ def write_sheet(app, exception):
     sources = THEME_SHEETS + [
         name for name in getattr(app.env, "one_stylesheet_sources", []) if name not in THEME_SHEETS
     ]
-    joined = "\n".join(
-        rebased((out / name).read_text(encoding="utf-8"), name)
-        for name in sources
-        if (out / name).is_file()
-    )
+    joined = "\n".join(flattened(out, name) for name in sources if (out / name).is_file())
     content = [str(path) for path in out.rglob("*.html")] + [
         str(path)
         for path in (out / "_static").rglob("*.js")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from html.parser import HTMLParser
 
+from edition_language import edition_folder
 from sphinx.util import logging
 
 LOGGER = logging.getLogger(__name__)
@@ -62,7 +63,9 @@ def resolve_site(app, config):
         config.ogp_site_name = config.html_title or config.project
     if config.ogp_site_url:  # set in _config.yml: it wins
         return
-    config.ogp_site_url = site_url(os.environ, config.book_repository)
+    config.book_site_root = site_url(os.environ, config.book_repository)
+    if config.book_site_root:  # the Japanese edition's pages are in its folder
+        config.ogp_site_url = config.book_site_root + edition_folder(config.language)
     if config.ogp_site_url:
         LOGGER.info(f"open graph: the site is at {config.ogp_site_url}")
     else:
@@ -83,6 +86,8 @@ def describe_page(app, pagename, templatename, context, doctree):
 
 def setup(app):
     app.setup_extension("launch_buttons")  # for the book_repository config value
+    # the site's root, where the English edition is ("" where unknown): found, not set
+    app.add_config_value("book_site_root", "", "html", str)
     app.setup_extension("sphinxext.opengraph")
     # after launch_buttons has found the repository (priority 500)
     app.connect("config-inited", resolve_site, priority=510)

@@ -6,13 +6,14 @@ import re
 
 import pytest
 
-from tests.support.book import page, toc_files
+from tests.support.book import SITE_URL, page, toc_files
 from tests.support.browser import PageLog, wait_for_widgets
 from tests.support.markup import read
 
 JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 SWITCH = re.compile(r'<a class="[^"]*language-switch"\s+href="([^"]+)"\s+hreflang="(\w+)"')
 SECTION_ID = re.compile(r'<section id="([^"]+)"')
+ALTERNATE = re.compile(r'<link rel="alternate" hreflang="(\w+)" href="([^"]+)" />')
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +74,15 @@ def test_each_page_links_to_itself_in_the_other_language(editions, name):
         assert language == other
         target = (html_dir / name).parent / href
         assert target.resolve() == (other_dir / f"{name}.html").resolve(), href
-        # and for search engines, in the head
-        assert f'<link rel="alternate" hreflang="{other}" href="{href}" />' in page(html_dir, name)
+        # and for search engines, in the head: every edition, at its absolute address
+        alternates = ALTERNATE.findall(page(html_dir, name))
+        assert alternates == [("en", f"{SITE_URL}{name}.html"), ("ja", f"{SITE_URL}ja/{name}.html")]
+
+
+def test_a_japanese_page_shared_shows_its_own_address(editions):
+    _, japanese = editions
+    found = re.search(r'<meta property="og:url" content="([^"]+)"', page(japanese, "intro"))
+    assert found[1] == f"{SITE_URL}ja/intro.html"
 
 
 @pytest.mark.parametrize("name", toc_files())

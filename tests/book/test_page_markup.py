@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 import pytest
 import yaml
 
-from tests.support.book import REPOSITORY_URL, ROOT, page, toc_files
+from tests.support.book import ROOT, SITE_URL, page, toc_files
 from tests.support.markup import read
 
 pytestmark = pytest.mark.build
@@ -66,8 +66,6 @@ def test_no_tex_is_left_outside_the_math(built_book, name):
 
 # ---- What a search engine and a shared link show (_ext/open_graph.py) ------------------------
 # The book wing's build is for the made-up REPOSITORY_URL, whose site is its GitHub Pages address.
-OWNER, NAME = REPOSITORY_URL.removeprefix("https://github.com/").split("/")
-SITE_URL = f"https://{OWNER}.github.io/{NAME}/"
 CARD = "_static/card.png"  # figures/make_card.py draws it
 SHARED = ["og:title", "og:description", "og:url", "og:image", "og:image:alt", "og:site_name"]
 

@@ -14,7 +14,7 @@ import re
 import pytest
 import yaml
 
-from tests.support.book import REPOSITORY_URL, ROOT, load_extension, toc_files
+from tests.support.book import REPOSITORY_URL, ROOT, SITE_URL, load_extension, toc_files
 
 FRONT_MATTER = re.compile(r"^---\n(.*?)\n---\n", re.S)
 MIN_LENGTH, MAX_LENGTH = 70, 160
@@ -125,11 +125,9 @@ def test_the_site_url_comes_from_the_build_environment(environ, repository, expe
 
 
 def test_the_made_up_repository_is_served_from_its_github_pages():
-    """What the book wing's build (for REPOSITORY_URL) writes into og:url."""
+    """What the book wing's build (for REPOSITORY_URL) writes into og:url: SITE_URL."""
     owner, name = REPOSITORY_URL.removeprefix("https://github.com/").split("/")
-    assert open_graph.site_url({}, {"github": f"{owner}/{name}"}) == (
-        f"https://{owner}.github.io/{name}/"
-    )
+    assert open_graph.site_url({}, {"github": f"{owner}/{name}"}) == SITE_URL
 
 
 def test_the_page_description_is_read_from_its_meta_tags():

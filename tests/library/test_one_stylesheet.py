@@ -21,6 +21,25 @@ def test_urls_are_rewritten_for_the_joined_sheet():
     assert "url('../jsdeps/fonts/y.woff')" in rebased
 
 
+def test_imported_sheets_are_joined_in_their_place_not_fetched(tmp_path):
+    static = tmp_path / "_static"
+    (static / "styles").mkdir(parents=True)
+    (static / "basic.css").write_text(
+        '@import url("more/fonts.css");\n.b { background: url(img/y.png) }'
+    )
+    (static / "more").mkdir()
+    (static / "more" / "fonts.css").write_text("@font-face { src: url(f.woff2) }")
+    (static / "styles" / "theme.css").write_text(
+        '@import "../basic.css";\n@import url("https://example.org/x.css");\n.a { background: url(x.png) }'
+    )
+    joined = one_stylesheet.flattened(tmp_path, "_static/styles/theme.css")
+    assert joined.index("f.woff2") < joined.index(".b {") < joined.index(".a {")  # in order
+    assert "url(../more/f.woff2)" in joined and "url(../img/y.png)" in joined
+    assert "url(x.png)" in joined
+    assert '@import url("https://example.org/x.css");' in joined  # not a file of the book
+    assert "basic.css" not in joined and "fonts.css" not in joined
+
+
 def test_the_sheet_keeps_the_rules_the_pages_use(tmp_path):
     static = tmp_path / "_static"
     (static / "styles").mkdir(parents=True)

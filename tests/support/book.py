@@ -10,6 +10,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 # A made-up repository: the launch buttons and install cells must follow whatever is set.
 REPOSITORY_URL = "https://github.com/example-owner/example-book"
+# Its site, the GitHub Pages address (_ext/open_graph.py): og:url and the languages' alternates.
+SITE_URL = "https://example-owner.github.io/example-book/"
 # The href of a launch button (Binder, Colab) in a built page.
 LAUNCH_LINK = re.compile(
     r'href="(https://(?:mybinder\.org/v2|colab\.research\.google\.com/github)/[^"]*)"'
