@@ -9,7 +9,8 @@ element of a long chapter whenever styles are computed. The pages link ``_static
 instead, made when the build has finished: the sheets in the order the pages had them, their
 ``url()``s rewritten for the new place, and the rules whose selectors match nothing in the built
 pages, nor in the scripts that add classes to them, taken out by PurgeCSS (the maintained tool
-for this, pinned in package-lock.json).
+for this, pinned in package-lock.json). The icon fonts it names are cut to the icons it keeps
+(``icon_fonts.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from icon_fonts import cut_icon_fonts
 from node_script import run_node
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,7 +105,7 @@ def write_sheet(app, exception):
         )
         purged = unpurged.read_text(encoding="utf-8")
     (out / SHEET).parent.mkdir(parents=True, exist_ok=True)
-    (out / SHEET).write_text(purged, encoding="utf-8")
+    (out / SHEET).write_text(cut_icon_fonts(purged, out / SHEET), encoding="utf-8")
 
 
 def setup(app):

@@ -4,6 +4,7 @@ import json
 import re
 
 import pytest
+from fontTools.ttLib import TTFont
 
 from tests.support.book import chapter_files, page, toc_files
 
@@ -97,6 +98,20 @@ def test_pages_load_scripts_styles_and_math_from_the_book_itself(built_book, nam
         "jsdeps/mathjax-fonts/MathJax_Main-Regular.woff",
     ]:
         assert (html_dir / "_static" / local).exists(), local
+
+
+def test_the_icon_fonts_hold_the_icons_the_sheet_draws_and_no_more(built_book):
+    styles = built_book[0] / "_static/styles"
+    sheet = (styles / "book.css").read_text()
+    faces = re.findall(r"@font-face\{[^}]*\}", sheet)
+    fonts = re.findall(r"src:url\((icons/[\w-]+\.woff)\)", " ".join(faces))
+    assert fonts and "fontawesome" not in " ".join(faces)
+    icons = {
+        int(code, 16) for code in re.findall(r'\.fa-[\w-]+::?before\{content:"\\(\w+)"', sheet)
+    }
+    held = set().union(*(TTFont(styles / font).getBestCmap() for font in fonts))
+    assert icons and icons <= held
+    assert sum((styles / font).stat().st_size for font in fonts) < 50_000  # the whole: 300 kB
 
 
 def test_bibliography_lists_the_sources(built_book):
