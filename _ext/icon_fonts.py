@@ -43,9 +43,13 @@ def drawn_characters(css: str) -> set[int]:
 
 
 def cut(source: Path, target: Path, characters: set[int]) -> None:
-    """``source`` (a TrueType font) with only the glyphs of ``characters``, as WOFF."""
+    """``source`` (TrueType or WOFF) with only the glyphs of ``characters``, as WOFF; with every
+    typographic feature and, in a math font, the MATH table's larger and script-size variants
+    of those glyphs (prerendered_math.py cuts the formulas' font with this too)."""
     font = TTFont(source)
-    cutter = subset.Subsetter(subset.Options())
+    options = subset.Options()
+    options.layout_features = ["*"]
+    cutter = subset.Subsetter(options)
     cutter.populate(unicodes=characters & set(font.getBestCmap()))
     cutter.subset(font)
     font.flavor = "woff"

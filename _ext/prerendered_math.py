@@ -2,11 +2,17 @@
 
 Sphinx writes each formula as TeX in a ``math`` span or div, exactly as for MathJax (this
 renderer reuses MathJax's writer). When the build has finished, the TeX in every page is replaced
-by MathJax's CommonHTML, made by ``typeset-math.cjs`` under Node.js with the MathJax pinned in
-package-lock.json, MathML for screen readers beside it, and the pages with formulas link one
-stylesheet made for them all; the fonts are served from the book's own files. Pages then load no
-MathJax and typeset nothing: formulas are there at the first paint, the layout does not jump
-when they arrive, and text taken from a page (search snippets, a copy) has MathML, not TeX.
+by MathML, made by ``typeset-math.cjs`` under Node.js with Temml (pinned in package-lock.json),
+which writes MathML Core: the browser lays formulas out itself, and screen readers read them as
+they are. The pages with formulas link one stylesheet made for them: Temml's, for the Noto Sans
+Math font, which the book serves itself, cut to the characters its formulas use. Pages then load
+no MathJax and typeset nothing: formulas are there at the first paint, the layout does not jump
+when they arrive, and text taken from a page (search snippets, a copy) has the formulas' text.
+
+MathJax's CommonHTML, typeset at build time the same way, made a chapter's page three times
+larger in nodes: a phone spent about a second more laying it out before its first paint
+(Lighthouse's mobile profile, chapter 1: 76 → 84 with the same page in MathML,
+benchmarks/lighthouse.py).
 """
 
 from __future__ import annotations
@@ -15,26 +21,40 @@ import html
 import json
 import re
 import shutil
+import unicodedata
 from pathlib import Path
 
+from icon_fonts import cut
 from node_script import run_node
 from sphinx.errors import ExtensionError
 from sphinx.ext.mathjax import html_visit_displaymath, html_visit_math
 
 ROOT = Path(__file__).resolve().parent.parent
 TYPESETTER = Path(__file__).resolve().parent / "typeset-math.cjs"
-FONTS = ROOT / "node_modules" / "mathjax-full" / "es5" / "output" / "chtml" / "fonts" / "woff-v2"
-LICENCE = ROOT / "node_modules" / "mathjax-full" / "LICENSE"
-STYLESHEET = "jsdeps/mathjax-chtml.css"  # in _static/; its fonts in jsdeps/mathjax-fonts/
+MODULES = ROOT / "node_modules"
+TEMML_CSS = MODULES / "temml" / "dist" / "Temml-NotoSans.css"
+FONT = MODULES / "@fontsource" / "noto-sans-math" / "files" / "noto-sans-math-latin-400-normal.woff"
+LICENCES = {
+    "temml.txt": MODULES / "temml" / "LICENSE",
+    "noto-sans-math.txt": MODULES / "@fontsource" / "noto-sans-math" / "LICENSE",
+}
+STYLESHEET = "jsdeps/math.css"  # in _static/; its font in jsdeps/math-fonts/
+FONT_FILE = "math-fonts/noto-sans-math.woff"  # beside the sheet
 # what a page with formulas links: the sheet itself, or the one sheet that holds it and all the
 # others (one_stylesheet)
 LINKED_AS = (STYLESHEET, "styles/book.css")
+# Temml's sheet names the font's file as it is distributed; the book serves it cut down, as WOFF
+TEMML_FONT_SOURCE = re.compile(r"src:\s*url\([^)]*\);")
+# A display formula wider than the column scrolls in its box (_static/book.css); focusable, it
+# scrolls by keys too
+DISPLAY = re.compile(r'^<math display="block"')
+TAG = re.compile(r"<[^>]*>")
 
 # A formula as Sphinx writes it: a span (inline) or div (display) of class "math", holding the
 # TeX (HTML-escaped) between MathJax's delimiters or, for amsmath environments, without them; a
 # numbered equation's div starts with its number. Once typeset, it holds the CommonHTML and
 # keeps its TeX in data-tex: an incremental build leaves unchanged pages as they are, and every
-# build typesets every page's formulas again, so that the one stylesheet has all their glyphs.
+# build typesets every page's formulas again, so that the font is cut to all their characters.
 FORMULA = re.compile(
     r'<(?P<tag>span|div) class="math notranslate nohighlight"(?P<attributes>[^>]*)>'
     r"(?P<number>\s*<span class=\"eqno\">.*?</span>)?(?P<content>.*?)</(?P=tag)>",
@@ -45,21 +65,48 @@ TYPESET_TEX = re.compile(r' data-tex="(?P<tex>[^"]*)"')
 
 
 def link_stylesheet(app, pagename, templatename, context, doctree):
+    """The formulas' sheet, and their font fetched beside it (_templates/layout.html): one that
+    came after the first layout would change the formulas' size as the page is read."""
     if app.env.get_domain("math").has_equations(pagename):
         app.add_css_file(STYLESHEET)
+        context["math_font"] = f"_static/{Path(STYLESHEET).parent / FONT_FILE}"
 
 
-def typeset(formulas: list[tuple[str, bool]]) -> tuple[list[str], str]:
-    """CommonHTML for each (TeX, display) and the stylesheet for them all."""
+def typeset(formulas: list[tuple[str, bool]]) -> list[str]:
+    """MathML for each (TeX, display)."""
     request = json.dumps([{"tex": tex, "display": display} for tex, display in formulas])
-    output = run_node(
-        [TYPESETTER, "mathjax-fonts"],
-        input=request,
-        needs="typesetting the formulas",
-        tool="MathJax",
-    )
-    result = json.loads(output)
-    return result["html"], result["css"]
+    output = run_node([TYPESETTER], input=request, needs="typesetting the formulas", tool="Temml")
+    return [
+        DISPLAY.sub('<math display="block" tabindex="0"', m) for m in json.loads(output)["html"]
+    ]
+
+
+def italic(character: str) -> str | None:
+    """The math italic form of a letter (𝑎 for a), which the browser draws for a one-letter
+    ``<mi>`` (MathML Core's automatic italic); None for other characters."""
+    if character == "h":
+        return "\u210e"  # ℎ, PLANCK CONSTANT: the hole in the italic alphabet
+    name = unicodedata.name(character, "").replace("LUNATE ", "")  # ϵ: 𝜖
+    found = re.fullmatch(r"(?:LATIN |GREEK )?(SMALL |CAPITAL )?(?:LETTER )?(.+)", name)
+    try:
+        return unicodedata.lookup(f"MATHEMATICAL ITALIC {found[1] or ''}{found[2]}")
+    except KeyError:
+        return None
+
+
+def characters(markup: list[str]) -> set[int]:
+    """The characters the formulas draw, letters in their italic forms too: the font is cut to
+    these."""
+    drawn = {c for formula in markup for c in html.unescape(TAG.sub("", formula))}
+    if any("<msqrt" in formula or "<mroot" in formula for formula in markup):
+        drawn.add("\u221a")  # a root's sign is the font's √, grown to fit
+    return {ord(c) for c in drawn | {italic(c) for c in drawn} if c}
+
+
+def stylesheet() -> str:
+    """Temml's sheet for Noto Sans Math, with the font the book serves."""
+    css = TEMML_CSS.read_text(encoding="utf-8")
+    return TEMML_FONT_SOURCE.sub(f'src: url("{FONT_FILE}") format("woff");', css, count=1)
 
 
 def source(formula: re.Match) -> tuple[str, bool]:
@@ -82,7 +129,7 @@ def typeset_folder(folder: Path) -> None:
         if not any(name in text for name in LINKED_AS):
             raise ExtensionError(f"{path.relative_to(folder)} has formulas but no {STYLESHEET}")
     formulas = [source(m) for text in pages.values() for m in FORMULA.finditer(text)]
-    markup, css = typeset(formulas)
+    markup = typeset(formulas)
     next_markup = iter(markup)
 
     def typeset_formula(formula: re.Match) -> str:
@@ -96,19 +143,20 @@ def typeset_folder(folder: Path) -> None:
 
     for path, text in pages.items():
         path.write_text(FORMULA.sub(typeset_formula, text), encoding="utf-8")
-    static = folder / "_static"
-    (static / STYLESHEET).parent.mkdir(parents=True, exist_ok=True)
-    (static / STYLESHEET).write_text(css, encoding="utf-8")
-    shutil.copytree(FONTS, static / "jsdeps" / "mathjax-fonts", dirs_exist_ok=True)
-    (static / "jsdeps" / "licenses").mkdir(exist_ok=True)
-    shutil.copy2(LICENCE, static / "jsdeps" / "licenses" / "mathjax.txt")
+    sheet = folder / "_static" / STYLESHEET
+    sheet.parent.mkdir(parents=True, exist_ok=True)
+    sheet.write_text(stylesheet(), encoding="utf-8")
+    cut(FONT, sheet.parent / FONT_FILE, characters(markup))
+    (sheet.parent / "licenses").mkdir(exist_ok=True)
+    for name, licence in LICENCES.items():
+        shutil.copy2(licence, sheet.parent / "licenses" / name)
 
 
 def typeset_pages(app, exception):
     if exception is not None or app.builder.format != "html":
         return
-    if not FONTS.is_dir():
-        raise ExtensionError(f"missing {FONTS.relative_to(ROOT)}: run `npm ci` in {ROOT}")
+    if not FONT.is_file():
+        raise ExtensionError(f"missing {FONT.relative_to(ROOT)}: run `npm ci` in {ROOT}")
     typeset_folder(Path(app.outdir))
 
 

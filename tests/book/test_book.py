@@ -90,12 +90,12 @@ def test_pages_load_scripts_styles_and_math_from_the_book_itself(built_book, nam
     sheet = (html_dir / "_static/styles/book.css").read_text()
     assert "@import" not in sheet  # the sheets it imports are in it: no second round trip
     if 'class="math' in html:
-        assert "mjx-container" in sheet
+        assert "NotoSans Math" in sheet
     assert "mathjax" not in " ".join(re.findall(r"<script\b[^>]*>", html)).lower()
     for local in [
         "jsdeps/widget-host.js",
-        "jsdeps/mathjax-chtml.css",
-        "jsdeps/mathjax-fonts/MathJax_Main-Regular.woff",
+        "jsdeps/math.css",
+        "jsdeps/math-fonts/noto-sans-math.woff",
     ]:
         assert (html_dir / "_static" / local).exists(), local
 

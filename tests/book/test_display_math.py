@@ -1,6 +1,6 @@
 """Display equations fit the page: on a desktop none needs a sideways scroll.
 
-Each display equation is typeset at build time into an ``mjx-container`` with ``display="true"``
+Each display equation is typeset at build time into a ``<math display="block">``
 (_ext/prerendered_math.py), a box as wide as the content column that scrolls sideways when the
 formula is wider (_static/book.css). At 1280 px no box may scroll: a formula too long for the
 column is split over aligned lines in its source (amsmath's ``aligned`` inside the math

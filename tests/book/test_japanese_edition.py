@@ -37,7 +37,7 @@ def paragraphs(html: str) -> list[str]:
     found: dict[int, str] = {}
     for text, enclosing in read(html).texts:
         if not any(element.has_class("bd-article") for element in enclosing) or any(
-            element.tag in ("pre", "code", "mjx-container", "script", "table")
+            element.tag in ("pre", "code", "math", "script", "table")
             or element.has_class("cell_output")
             or element.has_class("math")
             for element in enclosing

@@ -67,8 +67,8 @@ def open_reading(context, base, name):
 # Formulas typeset (and none left as TeX) and each heatmap drawn: its canvas has a pixel per key
 # (the numbers over it are drawn only in small grids).
 DRAWN = """() => ({
-    typeset: document.querySelectorAll("mjx-container").length,
-    left_as_tex: document.querySelectorAll(".math:not(:has(mjx-container))").length,
+    typeset: document.querySelectorAll(".math > math").length,
+    left_as_tex: document.querySelectorAll(".math:not(:has(> math))").length,
     heatmap_keys: [...document.querySelectorAll("[data-attn-widget]")].map(
         w => w.querySelector("canvas.attn-canvas")?.width ?? 0),
 })"""
@@ -85,7 +85,7 @@ LAYOUT = """() => {
   return {
     column: article.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight),
     page: [document.documentElement.scrollWidth, window.innerWidth],
-    equations: [...document.querySelectorAll('mjx-container[jax="CHTML"][display="true"]')]
+    equations: [...document.querySelectorAll('.math > math[display="block"]')]
       .map(box => {
         const formula = box.closest('.math');
         const number = formula && formula.querySelector('.eqno');
