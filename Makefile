@@ -54,7 +54,7 @@ $(VENV)/installed: requirements.txt pyproject.toml
 	JUPYTER_CONFIG_DIR=$(VENV)/etc/jupyter $(BIN)/jupytext-config set-default-viewer
 	touch $@
 
-# The JavaScript the book serves itself (MathJax) and the tests use (axe-core), from the lock.
+# The JavaScript the book is built with (Temml, PurgeCSS) and the tests use (axe-core), from the lock.
 node_modules/.package-lock.json: package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund
 

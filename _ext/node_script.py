@@ -1,4 +1,4 @@
-"""A Node.js script run by the build (MathJax's typesetter, PurgeCSS), its failure a Sphinx error
+"""A Node.js script run by the build (the formulas' typesetter, PurgeCSS), its failure a Sphinx error
 that says what needed Node.js, or what the script said."""
 
 from __future__ import annotations

@@ -91,9 +91,7 @@ def write_sheet(app, exception):
     ]
     joined = "\n".join(flattened(out, name) for name in sources if (out / name).is_file())
     content = [str(path) for path in out.rglob("*.html")] + [
-        str(path)
-        for path in (out / "_static").rglob("*.js")
-        if path.name not in NOT_CONTENT and "mathjax" not in path.parts
+        str(path) for path in (out / "_static").rglob("*.js") if path.name not in NOT_CONTENT
     ]
     with tempfile.TemporaryDirectory() as folder:
         unpurged = Path(folder) / "book.css"

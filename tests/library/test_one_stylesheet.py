@@ -16,7 +16,7 @@ def test_urls_are_rewritten_for_the_joined_sheet():
     assert "url(../vendor/x.woff2)" in rebased
     assert "url('fonts/y.woff')" in rebased
     assert "url(data:,z)" in rebased
-    rebased = one_stylesheet.rebased(css, "_static/jsdeps/mathjax-chtml.css")
+    rebased = one_stylesheet.rebased(css, "_static/jsdeps/math.css")
     assert "url(../vendor/x.woff2)" in rebased  # _static/vendor/x.woff2 from _static/styles/
     assert "url('../jsdeps/fonts/y.woff')" in rebased
 
