@@ -114,6 +114,18 @@ def test_the_icon_fonts_hold_the_icons_the_sheet_draws_and_no_more(built_book):
     assert sum((styles / font).stat().st_size for font in fonts) < 50_000  # the whole: 300 kB
 
 
+@pytest.mark.parametrize("name", chapter_files())
+def test_code_has_spans_only_for_tokens_drawn_in_colour(built_book, name):
+    """Names, punctuation and spaces, which the theme's styles draw as plain text, have no span
+    (_ext/plain_code_tokens.py); keywords, numbers, strings and comments keep theirs."""
+    code = "".join(
+        re.findall(r'<div class="highlight"><pre>(.*?)</pre>', page(built_book[0], name), re.S)
+    )
+    classes = set(re.findall(r'<span class="([^"]+)"', code))
+    assert {"k", "mi"} <= classes
+    assert not {"n", "p", "w"} & classes
+
+
 def test_bibliography_lists_the_sources(built_book):
     html = page(built_book[0], "references")
     for title in [
