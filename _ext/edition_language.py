@@ -70,11 +70,9 @@ def link_other_language(app, pagename, templatename, context, doctree):
     only absolute ones (none where the site's address is unknown: _ext/open_graph.py)."""
     if os.environ.get("BOOK_TRANSLATED") != "1":
         return
-    up = "../" * pagename.count("/")
-    if app.config.language == "ja":
-        other, url = "en", f"../{up}{pagename}.html"
-    else:
-        other, url = "ja", f"{up}ja/{pagename}.html"
+    other = "en" if app.config.language == "ja" else "ja"
+    to_root = "../" * (pagename.count("/") + edition_folder(app.config.language).count("/"))
+    url = f"{to_root}{edition_folder(other)}{pagename}.html"
     context["other_language"] = {"code": other, "name": NAMES[other], "url": url}
     root = getattr(app.config, "book_site_root", "")  # open_graph finds it
     if root:
