@@ -8,6 +8,7 @@ import base64
 import html
 import json
 import os
+import pickle
 import re
 import subprocess
 import sys
@@ -200,3 +201,14 @@ def test_the_japanese_pages_show_the_translations(book):
     assert f'<span class="caption-text">{MARK}Chapters</span>' in index
     # every message translated, the alt texts and captions too: the edition's check is quiet
     assert "no ja translation" not in warnings, warnings
+
+
+def test_a_japanese_page_is_pickled_without_the_build_environment(book):
+    """Nodes of translated messages belong to the page (edition_language's
+    detach_from_message_documents), not to the throw-away documents Sphinx parsed them in,
+    whose settings hold the whole build environment."""
+    _, japanese, _ = book
+    pickled = (japanese / ".doctrees" / "exercises.doctree").read_bytes()
+    assert b"BuildEnvironment" not in pickled
+    page = pickle.loads(pickled)
+    assert {id(node.document) for node in page.findall()} == {id(page)}
