@@ -135,18 +135,6 @@ class UntranslatedMessages(SphinxTransform):
         ]
 
 
-def detach_from_message_documents(app, doctree):
-    """Point every node of the page at the page itself. Sphinx parses each translated message
-    as a document of its own, whose settings hold the whole build environment, and the nodes it
-    moves into the page keep a reference to that document (docutils' ``node._document``):
-    pickling the page then pickled the environment with it, every page's widget state
-    included (4.4 MB for the intro page, against 69 kB in English). Without the reference a
-    node finds its document through its parent, as every other node does."""
-    for node in doctree.findall():
-        if node is not doctree:
-            vars(node).pop("_document", None)
-
-
 def report_untranslated(app, doctree):
     for node, message in getattr(doctree, "untranslated_messages", []):
         if attached(node, doctree):  # not front matter, which becomes metadata
@@ -183,6 +171,5 @@ def setup(app):
     app.add_transform(UntranslatedMessages)
     app.add_transform(TranslatedDescription)
     app.connect("doctree-read", report_untranslated)
-    app.connect("doctree-read", detach_from_message_documents)
     app.connect("html-page-context", link_other_language)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

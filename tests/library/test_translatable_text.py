@@ -27,7 +27,7 @@ CONF = f"""
 import sys
 sys.path.insert(0, {str(ROOT / "_ext")!r})
 extensions = ["myst_nb", "sphinx_external_toc", "sphinx_exercise", "sphinx_proof",
-              "edition_language", "translatable_text"]
+              "edition_language", "translatable_text", "translated_messages"]
 external_toc_path = "_toc.yml"
 myst_enable_extensions = ["colon_fence", "dollarmath"]
 nb_execution_mode = "off"
@@ -204,9 +204,8 @@ def test_the_japanese_pages_show_the_translations(book):
 
 
 def test_a_japanese_page_is_pickled_without_the_build_environment(book):
-    """Nodes of translated messages belong to the page (edition_language's
-    detach_from_message_documents), not to the throw-away documents Sphinx parsed them in,
-    whose settings hold the whole build environment."""
+    """Nodes of translated messages belong to the page (_ext/translated_messages.py), not to
+    the throw-away documents Sphinx parsed them in, whose settings hold the build environment."""
     _, japanese, _ = book
     pickled = (japanese / ".doctrees" / "exercises.doctree").read_bytes()
     assert b"BuildEnvironment" not in pickled
