@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 
 from docutils import nodes
+from sphinx.locale import _
 from sphinx.locale import init as init_locale
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
@@ -47,6 +48,10 @@ def set_language(app, config):
     if language:
         config.language = language
         config.html_title = config.book_titles.get(language, config.html_title)
+        # the theme shows its search field's text (Jupyter Book's) as it is given
+        options = config.html_theme_options
+        if "search_bar_text" in options:
+            options["search_bar_text"] = str(_(options["search_bar_text"]))
     if os.environ.get("BOOK_TRANSLATED") == "1":
         # the switch to the other edition first in the article's header, then the theme's buttons
         options = config.html_theme_options

@@ -24,6 +24,11 @@ Why not the theme's own ``launch_buttons`` settings: they take the repository fr
 ``_config.yml`` (where its URL must not be written), point Colab at the page's source on the
 branch built (a MyST ``.md`` file, which Colab cannot open), and have no nbgitpuller link for
 the student edition.
+
+Their words are in the page's language: the tooltips from the book's catalogue (sphinx.po, where
+``_templates/words-outside-templates.html`` keeps them), and "logo", which the theme writes after
+each icon's name from its own catalogue, from ``booktheme.po`` beside it, which the theme's
+catalogue falls back to.
 """
 
 from __future__ import annotations
@@ -34,7 +39,9 @@ import subprocess
 from pathlib import Path
 from urllib.parse import urlencode
 
+from sphinx.locale import _
 from sphinx.util import logging
+from sphinx.util.i18n import CatalogInfo
 
 LOGGER = logging.getLogger(__name__)
 
@@ -142,7 +149,7 @@ def add_launch_buttons(app, pagename, templatename, context, doctree):
         {
             "type": "link",
             "text": text,
-            "tooltip": f"Open this chapter in {text}",
+            "tooltip": str(_("Open this chapter in %(platform)s")) % {"platform": text},
             "icon": ICONS[text],
             "url": url,
             "label": f"launch-{text.lower()}-button",
@@ -152,7 +159,7 @@ def add_launch_buttons(app, pagename, templatename, context, doctree):
     context["header_buttons"].append(
         {
             "type": "group",
-            "tooltip": "Run this chapter",
+            "tooltip": str(_("Run this chapter")),
             "icon": "fas fa-rocket",
             "buttons": buttons,
             "label": "launch-buttons",
@@ -160,10 +167,29 @@ def add_launch_buttons(app, pagename, templatename, context, doctree):
     )
 
 
+THEME_CATALOGUE = "booktheme"  # sphinx-book-theme's, which translates the icons' "logo"
+
+
+def theme_words(app, config):
+    """The book's own translations of the theme's words, where the theme's catalogue has none:
+    compiled here, since Sphinx compiles the catalogues of its locale_dirs only after the
+    extensions have loaded theirs."""
+    if not config.language or config.language == "en":
+        return
+    for folder in config.locale_dirs:
+        base = Path(app.srcdir, folder, config.language, "LC_MESSAGES")
+        info = CatalogInfo(str(base), THEME_CATALOGUE, config.source_encoding)
+        if Path(info.po_path).is_file():
+            if info.is_outdated():
+                info.write_mo(config.language)
+            app.add_message_catalog(THEME_CATALOGUE, str(Path(app.srcdir, folder)))
+
+
 def setup(app):
     app.setup_extension("student_edition")  # for the student_edition config value
     app.add_config_value("book_repository", None, "html")
     app.connect("config-inited", resolve_repository)
+    app.connect("config-inited", theme_words)
     # after the theme has made its header buttons (priority 501)
     app.connect("html-page-context", add_launch_buttons, priority=510)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -64,6 +64,30 @@ def test_every_page_is_in_japanese(editions, name):
     assert len(english) <= 0.05 * len(texts), f"{name}: {english[:5]}"
 
 
+# The attributes that name or describe a part of the page to a reader: its tooltip, its
+# accessible name, the text shown in an empty field, a picture's alternative text.
+INTERFACE_WORDS = re.compile(
+    r'<(\w+)\b([^>]*?)\b(title|aria-label|placeholder|alt|data-bs-title)="([^"]*)"'
+)
+
+
+@pytest.mark.parametrize("name", toc_files())
+def test_the_interface_speaks_japanese(editions, name):
+    """Every word of the interface (the theme's buttons, Sphinx's links to headings and
+    equations, the launch buttons) is Japanese; a link to the bibliography keeps the title of
+    the work it cites, in the work's language."""
+    _, japanese = editions
+    html = re.sub(r"<script\b.*?</script>", " ", page(japanese, name), flags=re.S)
+    english = {
+        (tag, attribute, value)
+        for tag, before, attribute, value in INTERFACE_WORDS.findall(html)
+        if re.search(r"[A-Za-z]{3}", value)
+        and not JAPANESE.search(value)
+        and 'href="references.html#' not in before.replace("../", "")
+    }
+    assert english == set(), f"{name}: {sorted(english)[:8]}"
+
+
 @pytest.mark.parametrize("name", toc_files())
 def test_each_page_links_to_itself_in_the_other_language(editions, name):
     english, japanese = editions

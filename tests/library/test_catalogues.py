@@ -17,8 +17,9 @@ from babel.messages.pofile import read_po
 from tests.support.book import ROOT, toc_files
 
 LOCALE = ROOT / "locales" / "ja" / "LC_MESSAGES"
-# the words of the book's own templates (_templates/), which Sphinx keeps in sphinx.po
-CATALOGUES = [*toc_files(), "sphinx"]
+# the words of the book's own templates (_templates/), which Sphinx keeps in sphinx.po, and the
+# theme's words that its own catalogue lacks (booktheme.po, _ext/launch_buttons.py)
+CATALOGUES = [*toc_files(), "sphinx", "booktheme"]
 
 # The markup a translation must keep as the English has it. Math and roles are taken out of the
 # text before the code spans are looked for: both hold backticks.
