@@ -22,6 +22,7 @@ import os
 from html.parser import HTMLParser
 
 from edition_language import edition_folder
+from sphinx.locale import _
 from sphinx.util import logging
 
 LOGGER = logging.getLogger(__name__)
@@ -61,6 +62,9 @@ def resolve_site(app, config):
     # jupyter-book gives the book's title to html_title and leaves Sphinx's project unset
     if config.ogp_site_name is None:
         config.ogp_site_name = config.html_title or config.project
+    # the card's description in the page's language (_templates/words-outside-templates.html)
+    if config.ogp_image_alt:
+        config.ogp_image_alt = str(_(config.ogp_image_alt))
     if config.ogp_site_url:  # set in _config.yml: it wins
         return
     config.book_site_root = site_url(os.environ, config.book_repository)

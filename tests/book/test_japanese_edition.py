@@ -74,7 +74,7 @@ INTERFACE_WORDS = re.compile(
 @pytest.mark.parametrize("name", toc_files())
 def test_the_interface_speaks_japanese(editions, name):
     """Every word of the interface (the theme's buttons, Sphinx's links to headings and
-    equations, the launch buttons) is Japanese; a link to the bibliography keeps the title of
+    equations, the launch buttons, a shared link's picture) is Japanese; a link to the bibliography keeps the title of
     the work it cites, in the work's language."""
     _, japanese = editions
     html = re.sub(r"<script\b.*?</script>", " ", page(japanese, name), flags=re.S)
@@ -86,6 +86,8 @@ def test_the_interface_speaks_japanese(editions, name):
         and 'href="references.html#' not in before.replace("../", "")
     }
     assert english == set(), f"{name}: {sorted(english)[:8]}"
+    card = re.search(r'<meta property="og:image:alt" content="([^"]*)"', html)[1]
+    assert JAPANESE.search(card), card  # what a shared link's picture shows
 
 
 @pytest.mark.parametrize("name", toc_files())
