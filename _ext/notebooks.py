@@ -8,26 +8,66 @@ edition the notebook is made from the source with its solutions removed.
 The notebook starts with the set-up cell of ``setup_cell.py``: where ``attnkit`` is missing
 (Colab, a student's own Jupyter) it installs the helper from the book's repository, and PyTorch's
 CPU build where a chapter needs torch and has none; in the book's own environment and on Binder
-it does nothing. The notebooks are generated at build time and never committed.
+it does nothing. In an edition in another language (the Japanese one) the notebook's prose is
+the page's, translated from the same catalogue (``translated_markdown.py``); its code is the
+same. The notebooks are generated at build time and never committed.
 """
 
 from __future__ import annotations
 
+import gettext
+from collections.abc import Callable
 from pathlib import Path
 
 import jupytext
 import nbformat
 from setup_cell import setup_cell
+from sphinx.util.i18n import docname_to_domain
 from student_edition import strip_solutions
+from translated_markdown import parser, proof_aware, translate_markdown
 
 
-def chapter_notebook(text: str, repository: dict | None, student: bool):
-    """The notebook of a chapter's MyST ``text``, set-up cell first."""
+def chapter_notebook(
+    text: str,
+    repository: dict | None,
+    student: bool,
+    translate: Callable[[str], str] | None = None,
+):
+    """The notebook of a chapter's MyST ``text``, set-up cell first; ``translate`` gives each
+    Markdown cell in the edition's language."""
     notebook = jupytext.reads(strip_solutions(text) if student else text, fmt="md:myst")
     notebook.metadata.pop("jupytext", None)  # a standalone notebook, not paired with a file
+    if translate is not None:
+        for cell in notebook.cells:
+            if cell.cell_type == "markdown":
+                cell.source = translate(cell.source)
     code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
     notebook.cells.insert(0, nbformat.v4.new_code_cell(setup_cell(repository, code)))
     return notebook
+
+
+def page_translation(app, pagename) -> Callable[[str], str] | None:
+    """The Markdown of ``pagename`` in the edition's language, from its catalogue (compiled by
+    Sphinx before it read the pages); None in English."""
+    language = app.config.language
+    if not language or language == "en":
+        return None
+    domain = docname_to_domain(pagename, app.config.gettext_compact)
+    for folder in app.config.locale_dirs:
+        catalogue = gettext.translation(
+            domain, Path(app.srcdir, folder), languages=[language], fallback=True
+        )
+        if type(catalogue) is not gettext.NullTranslations:  # found in this folder
+            break
+    else:
+        return None
+
+    def message(text: str) -> str | None:
+        found = catalogue.gettext(text)
+        return found if found != text else None
+
+    md, translate = parser(app.env.myst_config), proof_aware(message)
+    return lambda text: translate_markdown(text, translate, md)
 
 
 def is_chapter(app, pagename) -> bool:
@@ -45,7 +85,12 @@ def write_notebook(app, pagename, templatename, context, doctree):
     if doctree is None or not is_chapter(app, pagename):
         return
     text = (Path(app.srcdir) / f"{pagename}.md").read_text(encoding="utf-8")
-    notebook = chapter_notebook(text, app.config.book_repository, app.config.student_edition)
+    notebook = chapter_notebook(
+        text,
+        app.config.book_repository,
+        app.config.student_edition,
+        page_translation(app, pagename),
+    )
     target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(notebook, target)

@@ -4,9 +4,11 @@ Japanese page read in Chromium. (Its catalogues: tests/library/test_catalogues.p
 
 import re
 
+import nbformat
 import pytest
+from myst_parser.config.main import MdParserConfig
 
-from tests.support.book import SITE_URL, page, toc_files
+from tests.support.book import SITE_URL, chapter_files, load_extension, page, toc_files
 from tests.support.browser import PageLog, wait_for_widgets
 from tests.support.markup import read
 
@@ -88,6 +90,49 @@ def test_the_interface_speaks_japanese(editions, name):
     assert english == set(), f"{name}: {sorted(english)[:8]}"
     card = re.search(r'<meta property="og:image:alt" content="([^"]*)"', html)[1]
     assert JAPANESE.search(card), card  # what a shared link's picture shows
+
+
+# What in a paragraph is not prose: maths, roles and code
+NOT_PROSE = re.compile(r"\$[^$]*\$|\{[\w:-]+\}`[^`]*`|`[^`]*`")
+MARKDOWN = load_extension("translated_markdown")
+OPTION = re.compile(r"^:[\w-]+:")
+
+
+def prose(markdown: str, md) -> list[str]:
+    """The paragraphs, headings and items of ``markdown`` that hold words once maths and code
+    are out, directives' bodies included (as MyST reads them); tables, of names, symbols and
+    numbers, left out."""
+    found, previous = [], None
+    for token in md.parse(markdown):
+        words = re.search(r"[A-Za-z]{3}", NOT_PROSE.sub(" ", token.content))
+        if token.type == "inline" and words and previous not in ("th_open", "td_open"):
+            found.append(token.content)
+        elif token.type in ("fence", "colon_fence") and token.info.startswith("{"):
+            if not token.info.startswith("{math}"):
+                body = [line for line in token.content.split("\n") if not OPTION.match(line)]
+                found += prose("\n".join(body), md)
+        previous = token.type
+    return found
+
+
+@pytest.mark.parametrize("name", chapter_files())
+def test_the_japanese_notebook_is_the_chapter_in_japanese(editions, name):
+    """The notebook a Japanese page offers: the English one's cells and code, its prose the
+    page's Japanese (from the same catalogue)."""
+    notebooks = [
+        nbformat.read(edition / "_sources" / f"{name}.ipynb", as_version=4) for edition in editions
+    ]
+    english, japanese = (list(notebook.cells) for notebook in notebooks)
+    assert [c.cell_type for c in japanese] == [c.cell_type for c in english]
+    code = [[c.source for c in cells if c.cell_type == "code"] for cells in (english, japanese)]
+    assert code[0] == code[1]
+    md = MARKDOWN.parser(MdParserConfig(enable_extensions={"colon_fence", "dollarmath"}))
+    paragraphs = [
+        p for cell in japanese if cell.cell_type == "markdown" for p in prose(cell.source, md)
+    ]
+    untranslated = [p for p in paragraphs if not JAPANESE.search(p)]
+    assert len(untranslated) <= 0.05 * len(paragraphs), f"{name}: {untranslated[:5]}"
+    assert f'href="../_sources/{name}.ipynb"' in page(editions[1], name)
 
 
 @pytest.mark.parametrize("name", toc_files())
