@@ -16,9 +16,11 @@ Binder opens the chapter's MyST file in JupyterLab, where Jupytext shows it as a
 (``binder/postBuild`` installs attnkit and sets that viewer).
 
 The student edition's buttons open its own notebooks, without solutions, which the workflow
-publishes under ``STUDENT_FOLDER/`` on the same branch. Colab opens them there; Binder starts
-the book's environment (the branch built, with its ``binder/``) and pulls the notebooks branch
-into it with nbgitpuller (``binder/requirements.txt``), then opens the student notebook.
+publishes under ``STUDENT_FOLDER/`` on the same branch; the Japanese edition's open its
+notebooks in Japanese, published under its folder (``ja/``, as on the site: ``edition_folder``).
+Colab opens them there; Binder starts the book's environment (the branch built, with its
+``binder/``) and pulls the notebooks branch into it with nbgitpuller
+(``binder/requirements.txt``), then opens the edition's notebook.
 
 Why not the theme's own ``launch_buttons`` settings: they take the repository from
 ``_config.yml`` (where its URL must not be written), point Colab at the page's source on the
@@ -39,6 +41,7 @@ import subprocess
 from pathlib import Path
 from urllib.parse import urlencode
 
+from edition_language import edition_folder
 from sphinx.locale import _
 from sphinx.util import logging
 from sphinx.util.i18n import CatalogInfo
@@ -94,16 +97,22 @@ def origin_remote(folder: Path) -> str | None:
     return (result.stdout.strip() or None) if result.returncode == 0 else None
 
 
-def launch_links(repository: dict, pagename: str, student: bool = False) -> dict[str, str]:
-    """The Binder and Colab URLs that open ``pagename`` (e.g. ``chapters/attention``), in the
-    student edition its notebook without solutions."""
+def notebook_folder(student: bool, language: str | None) -> str:
+    """Where an edition's notebooks are on the notebooks branch: "" for the book's."""
+    return f"{STUDENT_FOLDER}/" if student else edition_folder(language)
+
+
+def launch_links(repository: dict, pagename: str, folder: str = "") -> dict[str, str]:
+    """The Binder and Colab URLs that open ``pagename`` (e.g. ``chapters/attention``): the
+    chapter itself, or the notebook of an edition whose notebooks are in ``folder`` on the
+    notebooks branch (the student edition's, without solutions; the Japanese one's)."""
     github, branch = repository["github"], repository["branch"]
-    if not student:
+    if not folder:
         return {
             "Binder": f"{BINDER}/v2/gh/{github}/{branch}?urlpath=lab/tree/{pagename}.md",
             "Colab": f"{COLAB}/github/{github}/blob/{NOTEBOOKS_BRANCH}/{pagename}.ipynb",
         }
-    notebook = f"{STUDENT_FOLDER}/{pagename}.ipynb"
+    notebook = f"{folder}{pagename}.ipynb"
     # nbgitpuller's git-pull: clone the branch into the folder targetpath, then open urlpath
     pull = {
         "repo": repository["url"],
@@ -154,7 +163,11 @@ def add_launch_buttons(app, pagename, templatename, context, doctree):
             "url": url,
             "label": f"launch-{text.lower()}-button",
         }
-        for text, url in launch_links(repository, pagename, app.config.student_edition).items()
+        for text, url in launch_links(
+            repository,
+            pagename,
+            notebook_folder(app.config.student_edition, app.config.language),
+        ).items()
     ]
     context["header_buttons"].append(
         {

@@ -1,6 +1,7 @@
 """Launch buttons in the built book: every chapter page opens in Binder and Colab, and the notebook
-a button names is the one the publish workflow pushes: the chapter's in the book, its notebook
-without solutions in the student edition (whose links tests/book/test_student_edition.py reads)."""
+a button names is the one the publish workflow pushes: the chapter's in the book, its Japanese
+notebook in the Japanese edition, its notebook without solutions in the student edition (whose
+links tests/book/test_student_edition.py reads)."""
 
 import re
 import subprocess
@@ -97,7 +98,7 @@ def test_every_button_opens_the_notebook_the_publish_step_pushes(
     built_book, built_student_edition, tmp_path
 ):
     """Run the workflow's publish step against a local bare repository, then follow each link of
-    both editions: it opens the notebook that the page itself offers for download."""
+    every edition: it opens the notebook that the page itself offers for download."""
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
     checkout = tmp_path / "checkout"
@@ -115,11 +116,16 @@ def test_every_button_opens_the_notebook_the_publish_step_pushes(
         cwd=checkout,
         check=True,
     )
-    editions = {"book": built_book[0], "student edition": built_student_edition}
+    editions = {
+        "book": built_book[0],
+        "Japanese edition": built_book[0] / "ja",
+        "student edition": built_student_edition,
+    }
     for edition, html_dir in editions.items():
         for name in CHAPTER_PAGES:
             opened = [opened_notebook(link) for link in LAUNCH_LINK.findall(page(html_dir, name))]
             followed = [notebook for notebook in opened if notebook is not None]
+            # the book's Binder button opens the chapter's Markdown; the others, notebooks
             assert len(followed) == (1 if edition == "book" else 2), (edition, name)
             for branch, path in followed:
                 published = subprocess.run(

@@ -87,11 +87,13 @@ def test_repository_is_found_in_the_documented_order(environ, origin, expected):
     assert (found and (found["url"], found["branch"], found["github"])) == expected
 
 
-@pytest.mark.parametrize("student", [False, True])
-def test_buttons_need_a_github_repository_in_either_edition(student):
+@pytest.mark.parametrize("student, language", [(False, None), (True, None), (False, "ja")])
+def test_buttons_need_a_github_repository_in_every_edition(student, language):
     def buttons(repository):
         app = SimpleNamespace(
-            config=SimpleNamespace(book_repository=repository, student_edition=student),
+            config=SimpleNamespace(
+                book_repository=repository, student_edition=student, language=language
+            ),
             env=SimpleNamespace(metadata={"chapters/attention": {"kernelspec": {}}}),
         )
         context = {"header_buttons": []}
