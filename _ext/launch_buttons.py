@@ -1,14 +1,9 @@
 """Binder and Colab buttons on every chapter page, for the repository the book is built from.
 
-The repository's public URL is never written into the book's files. It is decided at build time:
-
-1. ``BOOK_REPOSITORY_URL`` (``https://github.com/OWNER/NAME``) and ``BOOK_BRANCH`` (default main);
-2. otherwise, on GitHub Actions, ``$GITHUB_SERVER_URL/$GITHUB_REPOSITORY`` and the branch built;
-3. otherwise the ``origin`` remote of the checkout, when it is on GitHub;
-4. otherwise none: the book is built without launch buttons, and the log says so in one line.
-
-The result is the config value ``book_repository`` (a dict, or None), which the notebooks
-extension also reads for the install cell of the downloadable notebooks (in both editions).
+The repository is found at build time (``repository.py``: its URL is never written into the
+book's files); where there is none, the book is built without launch buttons, and the log says
+so in one line. The result is the config value ``book_repository`` (a dict, or None), which
+the notebooks extension also reads for the install cell of the downloadable notebooks.
 
 Colab opens only notebooks stored on GitHub: its button opens the generated notebook on the
 branch ``NOTEBOOKS_BRANCH``, which the publish workflow fills with ``_ext/publish_notebooks.py``.
@@ -36,12 +31,11 @@ catalogue falls back to.
 from __future__ import annotations
 
 import os
-import re
-import subprocess
 from pathlib import Path
 from urllib.parse import urlencode
 
 from edition_language import edition_folder
+from repository import find_repository, origin_remote
 from sphinx.locale import _
 from sphinx.util import logging
 from sphinx.util.i18n import CatalogInfo
@@ -54,47 +48,6 @@ COLAB = "https://colab.research.google.com"
 ICONS = {"Binder": "_static/images/logo_binder.svg", "Colab": "_static/images/logo_colab.png"}
 NOTEBOOKS_BRANCH = "notebooks"  # where the publish workflow puts the generated notebooks
 STUDENT_FOLDER = "student"  # the student edition's notebooks, on that branch
-GITHUB = re.compile(
-    r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
-    r"(?P<owner>[\w.-]+)/(?P<name>[\w.-]+?)(?:\.git)?/?$"
-)
-
-
-def find_repository(environ, origin: str | None) -> dict | None:
-    """The repository and branch to link to, from the environment or the ``origin`` remote."""
-    branch = environ.get("BOOK_BRANCH") or None
-    if environ.get("BOOK_REPOSITORY_URL"):
-        url, source = environ["BOOK_REPOSITORY_URL"].rstrip("/"), "BOOK_REPOSITORY_URL"
-    elif environ.get("GITHUB_ACTIONS") == "true" and environ.get("GITHUB_REPOSITORY"):
-        server = environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
-        url, source = f"{server}/{environ['GITHUB_REPOSITORY']}", "GitHub Actions"
-        # a pull request builds a merge ref: link to the branch it comes from
-        branch = branch or environ.get("GITHUB_HEAD_REF") or environ.get("GITHUB_REF_NAME")
-    elif origin and GITHUB.match(origin):
-        match = GITHUB.match(origin)
-        url, source = f"https://github.com/{match['owner']}/{match['name']}", "the origin remote"
-    else:
-        return None
-    match = GITHUB.match(url)
-    return {
-        "url": url,
-        "branch": branch or "main",
-        "source": source,
-        "github": f"{match['owner']}/{match['name']}" if match else None,
-    }
-
-
-def origin_remote(folder: Path) -> str | None:
-    try:
-        result = subprocess.run(
-            ["git", "-C", str(folder), "remote", "get-url", "origin"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except OSError:  # no git on this machine
-        return None
-    return (result.stdout.strip() or None) if result.returncode == 0 else None
 
 
 def notebook_folder(student: bool, language: str | None) -> str:

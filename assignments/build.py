@@ -21,7 +21,7 @@ from pathlib import Path
 
 import nbformat
 
-from _ext.launch_buttons import find_repository, origin_remote
+from _ext.repository import find_repository, origin_remote
 from assignments.exercises import (
     assignment_settings,
     coding_exercises,

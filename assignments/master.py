@@ -143,7 +143,7 @@ def master_notebook(
 ) -> nbformat.NotebookNode:
     """The master notebook of ``chapter`` (its slug), titled ``title``: its ``exercises``
     worth the points of ``settings`` (label -> points, public tests), after ``setup``; its
-    set-up cell installs attnkit from ``repository`` (``launch_buttons.find_repository``)."""
+    set-up cell installs attnkit from ``repository`` (``_ext/repository.py``)."""
     unknown = set(settings) - {exercise.label for exercise in exercises}
     if unknown:
         raise ValueError(
