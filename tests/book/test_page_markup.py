@@ -124,6 +124,7 @@ def test_every_page_has_its_description_and_open_graph_card(built_book, name):
     assert meta["og:url"] == f"{SITE_URL}{name}.html", "an absolute address on the book's site"
     assert meta["og:image"] == f"{SITE_URL}{CARD}"
     assert meta.get("twitter:card") == "summary_large_image"
+    assert [key for key, _ in found.meta].count("viewport") == 1, "one viewport, not two"
 
 
 def test_the_card_picture_is_in_the_build(built_book):
