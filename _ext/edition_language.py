@@ -87,12 +87,18 @@ def link_other_language(app, pagename, templatename, context, doctree):
 
 
 def translations(transform: SphinxTransform) -> dict[str, str] | None:
-    """The page's catalogue as Sphinx's Locale transform reads it (None in English)."""
-    config, env = transform.config, transform.env
+    """The catalogue of the page being read, as Sphinx's Locale transform reads it (None in
+    English)."""
+    return page_catalogue(transform.config, transform.env.srcdir, transform.env.docname)
+
+
+def page_catalogue(config, srcdir, docname: str) -> dict[str, str] | None:
+    """The catalogue of page ``docname``, with its fallbacks, as Sphinx reads it (None in
+    English)."""
     if config.language in (None, "en"):
         return None
-    domain = docname_to_domain(env.docname, config.gettext_compact)
-    dirs = [os.path.join(env.srcdir, directory) for directory in config.locale_dirs]
+    domain = docname_to_domain(docname, config.gettext_compact)
+    dirs = [os.path.join(srcdir, directory) for directory in config.locale_dirs]
     catalog, found = init_locale(dirs, config.language, domain)
     merged: dict[str, str] = {}
     while found and catalog is not None:  # the page's catalogue and its fallbacks

@@ -15,14 +15,13 @@ same. The notebooks are generated at build time and never committed.
 
 from __future__ import annotations
 
-import gettext
 from collections.abc import Callable
 from pathlib import Path
 
 import jupytext
 import nbformat
+from edition_language import page_catalogue
 from setup_cell import setup_cell
-from sphinx.util.i18n import docname_to_domain
 from student_edition import strip_solutions
 from translated_markdown import parser, proof_aware, translate_markdown
 
@@ -47,26 +46,13 @@ def chapter_notebook(
 
 
 def page_translation(app, pagename) -> Callable[[str], str] | None:
-    """The Markdown of ``pagename`` in the edition's language, from its catalogue (compiled by
-    Sphinx before it read the pages); None in English."""
-    language = app.config.language
-    if not language or language == "en":
+    """The Markdown of ``pagename`` in the edition's language, from its catalogue as Sphinx read
+    it; None in English."""
+    catalogue = page_catalogue(app.config, app.srcdir, pagename)
+    if catalogue is None:
         return None
-    domain = docname_to_domain(pagename, app.config.gettext_compact)
-    for folder in app.config.locale_dirs:
-        catalogue = gettext.translation(
-            domain, Path(app.srcdir, folder), languages=[language], fallback=True
-        )
-        if type(catalogue) is not gettext.NullTranslations:  # found in this folder
-            break
-    else:
-        return None
-
-    def message(text: str) -> str | None:
-        found = catalogue.gettext(text)
-        return found if found != text else None
-
-    md, translate = parser(app.env.myst_config), proof_aware(message)
+    md = parser(app.env.myst_config)
+    translate = proof_aware(lambda text: catalogue.get(text) or None)
     return lambda text: translate_markdown(text, translate, md)
 
 

@@ -1,13 +1,14 @@
 """Publish the generated notebooks to the branch that the launch buttons open.
 
-    python3 _ext/publish_notebooks.py _build/html [--student _build/student] [--remote origin]
+    .venv/bin/python _ext/publish_notebooks.py _build/html [--student _build/student] [--remote origin]
 
 Colab opens only notebooks stored on GitHub. This commits every notebook under the build's
 ``_sources/`` (``chapters/<slug>.ipynb``, the path the Colab button names), the Japanese
 edition's under ``ja/`` (from the build's ``ja/_sources/``) and, with ``--student``, the student
 edition's under ``STUDENT_FOLDER/`` (what their Colab and Binder buttons open) as the whole
-content of the branch ``NOTEBOOKS_BRANCH``, in one commit without history, and force-pushes it. It uses git's plumbing in the current checkout, so the push uses
-the checkout's credentials and the working tree is not touched.
+content of the branch ``NOTEBOOKS_BRANCH``, in one commit without history, and force-pushes it.
+It uses git's plumbing in the current checkout, so the push uses the checkout's credentials and
+the working tree is not touched.
 ``.github/workflows/publish.yml`` runs it after ``make book`` and ``make student``.
 """
 

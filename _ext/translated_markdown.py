@@ -95,8 +95,9 @@ def translate_markdown(text: str, translate: Translate, md: MarkdownIt) -> str:
             options += 1
         for line, option in enumerate(body[:options]):
             alt = ALT.match(option)
-            if alt and translate(alt[2].strip()):
-                body[line] = alt[1] + translate(alt[2].strip())
+            found = alt and translate(alt[2].strip())
+            if found:
+                body[line] = alt[1] + found
         rest = body[options:]
         translated = translate_markdown("\n".join(rest), translate, md).split("\n") if rest else []
         closed = end - start >= 2 and lines[end - 1].strip().startswith(token.markup[:3])
