@@ -74,12 +74,17 @@ book: $(VENV)/installed node_modules/.package-lock.json
 
 # The Japanese edition's catalogues brought up to date with the English sources: a new sentence
 # gets an empty entry and a changed one is marked fuzzy, and make book fails, naming each, until
-# it is translated (_ext/edition_language.py).
+# it is translated (_ext/edition_language.py). So is the catalogue of the exercise checks'
+# messages (attnkit/exercises/wording.py), extracted from their _("...") calls.
 catalogues: $(VENV)/installed
 	BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BIN)/jupyter-book build . --builder custom \
 	  --custom-builder gettext --path-output $(OUT)/_build/.gettext
 	$(BIN)/sphinx-intl update --pot-dir $(OUT)/_build/.gettext/_build/gettext --language ja \
 	  --locale-dir locales --line-width 100 --no-obsolete
+	$(BIN)/pybabel extract --no-default-keywords --keywords _ --no-location --width 100 \
+	  --output-file $(OUT)/_build/.checks/checks.pot chapters/attnkit/exercises
+	$(BIN)/sphinx-intl update --pot-dir $(OUT)/_build/.checks --language ja \
+	  --locale-dir chapters/attnkit/exercises/locales --line-width 100 --no-obsolete
 
 # One page alone, with the book's configuration and execution cache, into
 # $(OUT)/_build/_page/<name>/html: a quick look at a chapter being written (its links to other

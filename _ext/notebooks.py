@@ -10,7 +10,7 @@ The notebook starts with the set-up cell of ``setup_cell.py``: where ``attnkit``
 CPU build where a chapter needs torch and has none; in the book's own environment and on Binder
 it does nothing. In an edition in another language (the Japanese one) the notebook's prose is
 the page's, translated from the same catalogue (``translated_markdown.py``); its code is the
-same. The notebooks are generated at build time and never committed.
+same, and its set-up cell sets the language of the exercise checks' messages. The notebooks are generated at build time and never committed.
 """
 
 from __future__ import annotations
@@ -31,9 +31,10 @@ def chapter_notebook(
     repository: dict | None,
     student: bool,
     translate: Callable[[str], str] | None = None,
+    language: str | None = None,
 ):
     """The notebook of a chapter's MyST ``text``, set-up cell first; ``translate`` gives each
-    Markdown cell in the edition's language."""
+    Markdown cell in the edition's ``language``, in which the exercise checks answer too."""
     notebook = jupytext.reads(strip_solutions(text) if student else text, fmt="md:myst")
     notebook.metadata.pop("jupytext", None)  # a standalone notebook, not paired with a file
     if translate is not None:
@@ -41,7 +42,7 @@ def chapter_notebook(
             if cell.cell_type == "markdown":
                 cell.source = translate(cell.source)
     code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
-    notebook.cells.insert(0, nbformat.v4.new_code_cell(setup_cell(repository, code)))
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(setup_cell(repository, code, language)))
     return notebook
 
 
@@ -76,6 +77,7 @@ def write_notebook(app, pagename, templatename, context, doctree):
         app.config.book_repository,
         app.config.student_edition,
         page_translation(app, pagename),
+        app.config.language,
     )
     target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,8 @@
 Where ``attnkit`` is missing (Colab, a student's own Jupyter) the cell installs it from the book's
 repository; where the notebook's code needs PyTorch or Otter and finds none, it installs the
 book's own pin (PyTorch's CPU build). In the book's environment and on Binder it installs nothing.
+In an edition in another language it also sets the language of the exercise checks' messages
+(``ATTNKIT_LANGUAGE``, ``attnkit/exercises/wording.py``).
 This module imports nothing of Sphinx, so that both the build and ``assignments`` can use it.
 """
 
@@ -48,9 +50,9 @@ def pinned(package: str) -> str:
     return next(line for line in lines if line.startswith(f"{package}=="))
 
 
-def setup_cell(repository: dict | None, code: str) -> str:
-    """The cell's source, for the repository found at build time (``launch_buttons``) and the
-    ``code`` of the notebook it opens."""
+def setup_cell(repository: dict | None, code: str, language: str | None = None) -> str:
+    """The cell's source, for the repository found at build time (``launch_buttons``), the
+    ``code`` of the notebook it opens and the ``language`` of its edition (None: English)."""
     url = f'"{repository["url"]}"' if repository else "None"
     branch = repository["branch"] if repository else "main"
     installs = ""
@@ -58,6 +60,9 @@ def setup_cell(repository: dict | None, code: str) -> str:
         installs += f"""
 if importlib.util.find_spec("torch") is None:  # the CPU build, not the multi-GB CUDA one
     pip_install("{pinned("torch")}", "--extra-index-url", "{TORCH_CPU_INDEX}")"""
+    if language not in (None, "en"):
+        installs += f"""
+os.environ["ATTNKIT_LANGUAGE"] = "{language}"  # the exercise checks' messages"""
     if USES_OTTER.search(code):
         installs += f"""
 if importlib.util.find_spec("otter") is None:  # Otter-Grader, for grader.check

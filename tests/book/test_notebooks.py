@@ -58,3 +58,18 @@ def test_downloaded_notebook_runs_alone_in_an_empty_folder(
     )  # Japanese labels drawn
     assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for _, o in outputs)
     assert installed_for_the_student(python_without_attnkit, "attnkit")  # from the clone
+
+
+def test_a_japanese_notebook_runs_alone_and_its_checks_answer_in_japanese(
+    built_book, python_without_attnkit, local_clone, tmp_path
+):
+    notebook = built_book[0] / "ja" / "_sources" / "chapters" / "attention.ipynb"
+    _, outputs = run_alone(python_without_attnkit, notebook, tmp_path, local_clone)
+    assert [o for _, o in outputs if o.output_type == "error"] == []
+    verdicts = [
+        o.data["text/plain"]
+        for _, o in outputs
+        if o.output_type == "execute_result" and o.data["text/plain"].startswith(("✓", "✗"))
+    ]
+    # the exercises' stubs fail their checks, in Japanese, from the catalogue installed with attnkit
+    assert verdicts and all(v.startswith("✗ 不合格: ") for v in verdicts), verdicts

@@ -4,26 +4,21 @@ The answers are listed per chapter in ``tests/support/answers/`` (its docstring 
 checks draw fresh random inputs on each run, and each test runs them with its own seeds.
 """
 
-import importlib
 import pkgutil
 
 import pytest
 
 import attnkit.exercises
 import tests.support.answers
-from tests.support.answers import FAMILIES, REQUIRED, Answers, seeds
+from tests.support.answers import FAMILIES, REQUIRED, Answers, every_answers, seeds
 
 CHECK_MODULES = sorted(
     m.name
     for m in pkgutil.iter_modules(attnkit.exercises.__path__)
-    if m.name not in {"harness", "calling", "inputs"}
+    if m.name not in {"harness", "calling", "inputs", "wording"}
 )
 ANSWER_MODULES = sorted(m.name for m in pkgutil.iter_modules(tests.support.answers.__path__))
-ANSWERS: list[Answers] = [
-    answers
-    for module in ANSWER_MODULES
-    for answers in importlib.import_module(f"tests.support.answers.{module}").ANSWERS
-]
+ANSWERS: list[Answers] = every_answers()
 RIGHT = [(a, name) for a in ANSWERS for name in a.right]
 # A check whose inputs have no float dtype (sizes, lengths) is run once per wrong answer.
 WRONG = [

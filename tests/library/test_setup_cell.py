@@ -53,6 +53,23 @@ def test_set_up_cell_installs_nothing_in_the_books_environment(code, tmp_path):
     assert run.returncode == 0, run.stderr
 
 
+@pytest.mark.parametrize("language, verdict", [(None, "✗ failed: "), ("ja", "✗ 不合格: ")])
+def test_set_up_cell_sets_the_language_of_the_checks(language, verdict, tmp_path, monkeypatch):
+    monkeypatch.delenv("ATTNKIT_LANGUAGE", raising=False)
+    cell = tmp_path / "notebook.py"
+    cell.write_text(
+        setup_cell(REPOSITORY, "", language)
+        + "\nfrom attnkit.exercises import check_softmax\nprint(repr(check_softmax(abs)))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", "import sys\nexec(open(sys.argv[1]).read())", cell],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith(verdict), run.stdout
+
+
 @pytest.mark.parametrize(
     "code, torch",
     [

@@ -21,7 +21,8 @@ One module per chapter, named after the chapter's file, in the book's order:
 
 They are built on ``harness``: calling the student's function safely, comparing answers
 with a tolerance that follows their dtype, and turning a check's body into a
-:class:`CheckResult`. Every check is also importable from here.
+:class:`CheckResult`. Every check is also importable from here. Their messages are in English,
+or in Japanese where ``ATTNKIT_LANGUAGE=ja`` (``wording``; a Japanese notebook sets it).
 """
 
 from .attention import check_single_query_attention, check_softmax

@@ -18,6 +18,7 @@ from .harness import (
     shown,
 )
 from .inputs import extreme_logits, spread
+from .wording import _
 
 __all__ = ["check_softmax", "check_single_query_attention"]
 
@@ -44,8 +45,11 @@ def _softmax_of(fn, x):
         if "broadcast" not in raised.error:
             raise
         raise Failed(
-            f"{raised}. A maximum or a sum along the last axis has shape (m,); "
-            "keepdims=True keeps it (m, 1), which broadcasts against (m, n)"
+            _(
+                "{raised}. A maximum or a sum along the last axis has shape (m,); "
+                "keepdims=True keeps it (m, 1), which broadcasts against (m, n)",
+                raised=raised,
+            )
         ) from None
 
 
@@ -58,33 +62,47 @@ def check_softmax(fn):
     for dtype in dtypes():
         vector = np.array([1.0, 2.0, 3.0], dtype=dtype)
         answer = _softmax_of(fn, vector)
-        got = as_array(answer, "the result")
+        got = as_array(answer, _("the result"))
         if got.shape != vector.shape:
             raise Failed(
-                f"for an input of shape {vector.shape} you returned shape {got.shape}; "
-                "softmax returns one weight per input entry"
+                _(
+                    "for an input of shape {shape} you returned shape {got}; "
+                    "softmax returns one weight per input entry",
+                    shape=vector.shape,
+                    got=got.shape,
+                )
             )
-        keeps_dtype(answer, dtype, "the result")
+        keeps_dtype(answer, dtype, _("the result"))
         if np.any(got < 0):
-            raise Failed(f"some weights are negative ({got}); exp() makes every term positive")
+            raise Failed(
+                _("some weights are negative ({got}); exp() makes every term positive", got=got)
+            )
         if not close(got.sum(), 1.0):
             raise Failed(
-                f"the weights sum to {shown(1.0, got.sum())[1]}, not 1: divide by the "
-                "sum of the exponentials"
+                _(
+                    "the weights sum to {total}, not 1: divide by the sum of the exponentials",
+                    total=shown(1.0, got.sum())[1],
+                )
             )
         if not close(got, softmax(vector.astype(float))):
+            expected, returned = shown(softmax(vector.astype(float)), got)
             raise Failed(
-                "softmax([1, 2, 3]) should be {}, you returned {}".format(
-                    *shown(softmax(vector.astype(float)), got)
+                _(
+                    "softmax([1, 2, 3]) should be {expected}, you returned {returned}",
+                    expected=expected,
+                    returned=returned,
                 )
             )
 
         single = np.array([7.0], dtype=dtype)
-        got = as_array(_softmax_of(fn, single), "the result")
+        got = as_array(_softmax_of(fn, single), _("the result"))
         if got.shape != (1,) or not close(got, 1.0):
             raise Failed(
-                f"softmax([7]) should be [1.0] (one entry takes all the weight), you "
-                f"returned {got.tolist()}"
+                _(
+                    "softmax([7]) should be [1.0] (one entry takes all the weight), you "
+                    "returned {returned}",
+                    returned=got.tolist(),
+                )
             )
 
         # non-square, then square: a reduction without keepdims raises on the first and gives
@@ -95,58 +113,87 @@ def check_softmax(fn):
         ):
             expected = softmax(matrix.astype(float))
             answer = _softmax_of(fn, matrix)
-            got = as_array(answer, "the result")
+            got = as_array(answer, _("the result"))
             if got.shape != matrix.shape:
                 raise Failed(
-                    f"for an input of shape {matrix.shape} you returned shape "
-                    f"{got.shape}; keep the shape and normalise each row"
+                    _(
+                        "for an input of shape {shape} you returned shape {got}; "
+                        "keep the shape and normalise each row",
+                        shape=matrix.shape,
+                        got=got.shape,
+                    )
                 )
-            keeps_dtype(answer, dtype, "the result")
+            keeps_dtype(answer, dtype, _("the result"))
             if close(got, softmax(matrix.astype(float), axis=0)):
                 raise Failed(
-                    "you normalised the columns (axis 0); each row must sum to 1, "
-                    "so sum along the last axis with keepdims=True"
+                    _(
+                        "you normalised the columns (axis 0); each row must sum to 1, "
+                        "so sum along the last axis with keepdims=True"
+                    )
                 )
             if close(got.sum(), 1.0):
                 raise Failed(
-                    "the whole matrix sums to 1, but each row should: "
-                    "sum along the last axis with keepdims=True, not over all entries"
+                    _(
+                        "the whole matrix sums to 1, but each row should: "
+                        "sum along the last axis with keepdims=True, not over all entries"
+                    )
                 )
             if not close(got.sum(axis=-1), 1.0):
                 raise Failed(
-                    f"for {matrix.tolist()} the rows sum to "
-                    f"{shown(1.0, got.sum(axis=-1))[1]}, not 1: divide each row by "
-                    "its own sum, e.sum(axis=-1, keepdims=True)"
+                    _(
+                        "for {matrix} the rows sum to {totals}, not 1: divide each row by "
+                        "its own sum, e.sum(axis=-1, keepdims=True)",
+                        matrix=matrix.tolist(),
+                        totals=shown(1.0, got.sum(axis=-1))[1],
+                    )
                 )
             if not close(got, expected):
+                rows, returned = shown(expected, got)
                 raise Failed(
-                    "for {} the rows should be {}, you returned {}. Subtract each "
-                    "row's own maximum, x.max(axis=-1, keepdims=True)".format(
-                        matrix.tolist(), *shown(expected, got)
+                    _(
+                        "for {matrix} the rows should be {rows}, you returned {returned}. "
+                        "Subtract each row's own maximum, x.max(axis=-1, keepdims=True)",
+                        matrix=matrix.tolist(),
+                        rows=rows,
+                        returned=returned,
                     )
                 )
 
         expected = softmax(_LARGE)
         answer = _softmax_of(fn, _LARGE.astype(dtype))
-        got = as_array(answer, "the result")
+        got = as_array(answer, _("the result"))
         if got.shape != _LARGE.shape:
-            raise Failed(f"for an input of shape {_LARGE.shape} you returned shape {got.shape}")
-        keeps_dtype(answer, dtype, "the result")
+            raise Failed(
+                _(
+                    "for an input of shape {shape} you returned shape {got}",
+                    shape=_LARGE.shape,
+                    got=got.shape,
+                )
+            )
+        keeps_dtype(answer, dtype, _("the result"))
         finite = np.isfinite(got).all(axis=-1)
         if not finite.all():
             row = _LARGE[np.argmin(finite)]
             raise Failed(
-                f"for the logits {row.tolist()} you returned NaN or inf: exp(1000) "
-                "overflows and exp(-1000) underflows to 0, giving 0/0. Subtract each "
-                "row's maximum first: then every exponent is at most 0 and the largest "
-                "is exactly 0. Subtracting the mean, the minimum, or one maximum for "
-                "the whole array guarantees neither"
+                _(
+                    "for the logits {row} you returned NaN or inf: exp(1000) "
+                    "overflows and exp(-1000) underflows to 0, giving 0/0. Subtract each "
+                    "row's maximum first: then every exponent is at most 0 and the largest "
+                    "is exactly 0. Subtracting the mean, the minimum, or one maximum for "
+                    "the whole array guarantees neither",
+                    row=row.tolist(),
+                )
             )
         if not close(got, expected):
+            rows, returned = shown(expected, got)
             raise Failed(
-                "for logits near ±1000 the rows should be {}, you returned {}. "
-                "Subtract each row's maximum and change the logits in no other way: "
-                "clipping or rescaling them changes the weights".format(*shown(expected, got))
+                _(
+                    "for logits near ±1000 the rows should be {rows}, you returned {returned}. "
+                    "Subtract each row's maximum and change the logits in no other way: "
+                    "clipping or rescaling them changes the weights",
+                    rows=rows,
+                    returned=returned,
+                )
             )
         rng = random()
         for logits in (
@@ -155,7 +202,7 @@ def check_softmax(fn):
             extreme_logits(int(rng.integers(4, 9)), dtype),
         ):
             _compare_softmax(fn, logits, dtype)
-    return (
+    return _(
         "correct: non-negative weights, every row sums to 1, large logits stay finite, "
         "float32 stays float32"
     )
@@ -165,26 +212,38 @@ def _compare_softmax(fn, logits, dtype):
     """Fail unless ``fn(logits)`` is the softmax of every row of the random ``logits``."""
     expected = softmax(logits.astype(float))
     answer = _softmax_of(fn, logits)
-    got = as_array(answer, "the result")
+    got = as_array(answer, _("the result"))
     if got.shape != logits.shape:
-        raise Failed(f"for an input of shape {logits.shape} you returned shape {got.shape}")
-    keeps_dtype(answer, dtype, "the result")
+        raise Failed(
+            _(
+                "for an input of shape {shape} you returned shape {got}",
+                shape=logits.shape,
+                got=got.shape,
+            )
+        )
+    keeps_dtype(answer, dtype, _("the result"))
     if close(got, expected):
         return
     rows, have_rows, want_rows = (np.atleast_2d(a) for a in (logits, got, expected))
     bad = next(i for i in range(len(rows)) if not close(have_rows[i], want_rows[i]))
     have, want = have_rows[bad], want_rows[bad]
+    expected, returned = shown(want, have)
     returned = (
-        "you returned {1}, not {0}".format(*shown(want, have))
+        _("you returned {returned}, not {expected}", returned=returned, expected=expected)
         if np.all(np.isfinite(have))
-        else "you returned NaN or inf"
+        else _("you returned NaN or inf")
     )
     raise Failed(
-        f"for the {dtype.__name__} logits {np.round(rows[bad].astype(float), 2).tolist()} "
-        f"{returned}. Subtract each row's own maximum, x.max(axis=-1, keepdims=True), and "
-        "change the logits in no other way: a shift by another entry, by one maximum for the "
-        "whole array or by a maximum floored at 0 overflows or underflows on some rows, and "
-        "clipping or rounding changes the weights"
+        _(
+            "for the {dtype} logits {logits} {returned}. Subtract each row's own maximum, "
+            "x.max(axis=-1, keepdims=True), and change the logits in no other way: a shift "
+            "by another entry, by one maximum for the whole array or by a maximum floored "
+            "at 0 overflows or underflows on some rows, and clipping or rounding changes "
+            "the weights",
+            dtype=dtype.__name__,
+            logits=np.round(rows[bad].astype(float), 2).tolist(),
+            returned=returned,
+        )
     )
 
 
@@ -232,26 +291,40 @@ def _wrong_weights(a, z, H, expected, where):
     scores = H @ z
     if not np.all(np.isfinite(a)):
         raise Failed(
-            f"{where}, with scores H z as large as {np.abs(scores).max():.0f}, the "
-            "weights contain NaN or inf: use a softmax that subtracts the maximum "
-            "(attnkit.core.softmax)"
+            _(
+                "{where}, with scores H z as large as {largest:.0f}, the "
+                "weights contain NaN or inf: use a softmax that subtracts the maximum "
+                "(attnkit.core.softmax)",
+                where=where,
+                largest=np.abs(scores).max(),
+            )
         )
     if close(a, scores):
-        raise Failed("a equals the scores H z: apply softmax to them to get weights")
+        raise Failed(_("a equals the scores H z: apply softmax to them to get weights"))
     if np.any(a < 0) or not close(a.sum(), 1.0):
         raise Failed(
-            f"{where} your weights {shown(expected, a)[1]} sum to "
-            f"{shown(1.0, a.sum())[1]}: weights are non-negative and sum to 1, as "
-            "softmax(H z) does"
+            _(
+                "{where} your weights {weights} sum to {total}: weights are non-negative "
+                "and sum to 1, as softmax(H z) does",
+                where=where,
+                weights=shown(expected, a)[1],
+                total=shown(1.0, a.sum())[1],
+            )
         )
     if close(a, softmax(scores / np.sqrt(H.shape[1]))):
         raise Failed(
-            "you divided the scores by sqrt(d): this chapter's attention uses "
-            "the plain dot products H z (scaling comes in chapter 3)"
+            _(
+                "you divided the scores by sqrt(d): this chapter's attention uses "
+                "the plain dot products H z (scaling comes in chapter 3)"
+            )
         )
+    weights, returned = shown(expected, a)
     raise Failed(
-        "{} the weights should be softmax(H z) = {}, you returned {}".format(
-            where, *shown(expected, a)
+        _(
+            "{where} the weights should be softmax(H z) = {weights}, you returned {returned}",
+            where=where,
+            weights=weights,
+            returned=returned,
         )
     )
 
@@ -264,17 +337,24 @@ def check_single_query_attention(fn):
             tokens, d = H.shape  # I and d
             z64, H64 = z.astype(float), H.astype(float)
             expected_out, expected_a = attention(z64, H64)
-            where = f"for z of shape ({d},) and H of shape (I, d) = {H.shape}"
+            where = _("for z of shape ({d},) and H of shape (I, d) = {shape}", d=d, shape=H.shape)
             with np.errstate(all="ignore"):
                 result = call(fn, z, H)
             if not (isinstance(result, tuple) and len(result) == 2):
-                raise Failed("return a pair (z_hat, a): the new vector and the attention weights")
+                raise Failed(
+                    _("return a pair (z_hat, a): the new vector and the attention weights")
+                )
             z_hat = as_array(result[0], "z_hat")
             a = as_array(result[1], "a")
             if a.shape != (tokens,):
                 raise Failed(
-                    f"{where} a has shape {a.shape}; there is one weight per encoder "
-                    f"token, shape (I,) = ({tokens},)"
+                    _(
+                        "{where} a has shape {shape}; there is one weight per encoder "
+                        "token, shape (I,) = ({tokens},)",
+                        where=where,
+                        shape=a.shape,
+                        tokens=tokens,
+                    )
                 )
             keeps_dtype(result[1], dtype, "a")
             keeps_dtype(result[0], dtype, "z_hat")
@@ -282,26 +362,40 @@ def check_single_query_attention(fn):
                 _wrong_weights(a, z64, H64, expected_a, where)
             if z_hat.shape == H.shape:
                 raise Failed(
-                    "z_hat has shape (I, d): you scaled each row of H by its weight but "
-                    "did not add the rows up; z_hat = a @ H has shape (d,)"
+                    _(
+                        "z_hat has shape (I, d): you scaled each row of H by its weight but "
+                        "did not add the rows up; z_hat = a @ H has shape (d,)"
+                    )
                 )
             if z_hat.shape != (d,):
                 raise Failed(
-                    f"{where} z_hat has shape {z_hat.shape}; it is a weighted sum of "
-                    f"the rows of H, shape (d,) = ({d},)"
+                    _(
+                        "{where} z_hat has shape {shape}; it is a weighted sum of "
+                        "the rows of H, shape (d,) = ({d},)",
+                        where=where,
+                        shape=z_hat.shape,
+                        d=d,
+                    )
                 )
             if not close(z_hat, expected_out):
                 if tokens == d and close(z_hat, H64 @ expected_a):
                     raise Failed(
-                        f"{where} z_hat is H @ a, which mixes the coordinates of each "
-                        "token; the weighted sum of the rows of H is a @ H"
+                        _(
+                            "{where} z_hat is H @ a, which mixes the coordinates of each "
+                            "token; the weighted sum of the rows of H is a @ H",
+                            where=where,
+                        )
                     )
+                vector, returned = shown(expected_out, z_hat)
                 raise Failed(
-                    "{} z_hat should be a @ H = {}, you returned {}".format(
-                        where, *shown(expected_out, z_hat)
+                    _(
+                        "{where} z_hat should be a @ H = {vector}, you returned {returned}",
+                        where=where,
+                        vector=vector,
+                        returned=returned,
                     )
                 )
-    return (
+    return _(
         "correct: the weights are softmax(H z), z_hat is their weighted sum of the rows of H, "
         "and float32 stays float32"
     )

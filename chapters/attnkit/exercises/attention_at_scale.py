@@ -18,6 +18,7 @@ from .harness import (
     shown,
 )
 from .inputs import extreme_logits, scores_from_queries_and_keys, spread
+from .wording import _
 
 __all__ = ["check_online_softmax_attention", "check_grouped_query_attention"]
 
@@ -45,7 +46,7 @@ def _digits_lost(got, expected) -> str:
     """Advice for an answer whose entries have two decimals at most, where the right ones
     have every digit: it was rounded, or went through an integer array."""
     if np.all(got == np.round(got, 2)) and not np.all(expected == np.round(expected, 2)):
-        return (
+        return _(
             " Your output has two decimals at most: keep every digit, in a float array of "
             "the inputs' dtype (no rounding, no integer array such as np.zeros(shape, "
             "dtype=int))."
@@ -113,31 +114,50 @@ def _online_answer(fn, Q, K, V, block_size, causal, where, measure=False):
             V,
             block_size,
             causal,
-            called_with=f"Q {Q.shape}, K {K.shape}, V {V.shape}, "
-            f"block_size = {block_size}, causal = {causal}",
+            called_with=_(
+                "Q {q}, K {k}, V {v}, block_size = {block_size}, causal = {causal}",
+                q=Q.shape,
+                k=K.shape,
+                v=V.shape,
+                block_size=block_size,
+                causal=causal,
+            ),
             measure=measure,
         )
     result, peak = result if measure else (result, None)
     if isinstance(result, tuple):
-        raise Failed("return only the output array, shape (m, d_v), not a tuple")
-    got = as_array(result, "the output")
+        raise Failed(_("return only the output array, shape (m, d_v), not a tuple"))
+    got = as_array(result, _("the output"))
     m, d_v = Q.shape[0], V.shape[1]
     if got.shape != (m, d_v):
         hint = (
-            " That is the shape of the weights: the point of streaming is never to form "
-            "them; return the output, weights @ V."
+            _(
+                " That is the shape of the weights: the point of streaming is never to form "
+                "them; return the output, weights @ V."
+            )
             if got.shape == (m, K.shape[0])
             else ""
         )
         raise Failed(
-            f"{where} the output should have shape (m, d_v) = {(m, d_v)}, you "
-            f"returned {got.shape}.{hint}"
+            _(
+                "{where} the output should have shape (m, d_v) = {shape}, you "
+                "returned {got}.{hint}",
+                where=where,
+                shape=(m, d_v),
+                got=got.shape,
+                hint=hint,
+            )
         )
     if got.dtype != Q.dtype:
         raise Failed(
-            f"{where} for {Q.dtype} inputs your output is {got.dtype}: keep the inputs' "
-            "dtype (create the running arrays with dtype=Q.dtype, and scale by a Python "
-            "number such as d_k ** 0.5 or by np.sqrt(d_k).astype(Q.dtype))"
+            _(
+                "{where} for {dtype} inputs your output is {got}: keep the inputs' "
+                "dtype (create the running arrays with dtype=Q.dtype, and scale by a Python "
+                "number such as d_k ** 0.5 or by np.sqrt(d_k).astype(Q.dtype))",
+                where=where,
+                dtype=Q.dtype,
+                got=got.dtype,
+            )
         )
     return (got, peak) if measure else got
 
@@ -147,14 +167,25 @@ def _wrong_output(where, expected, got, advice="", rows=None):
     only, if given."""
     i = int(np.argmin(np.all(near(got, expected), axis=1)))
     query = i if rows is None else int(rows[i])
-    raise Failed(
-        "{} query {} should output {}, you returned {}.{}{}".format(
-            where,
-            query,
-            *shown(expected[i], got[i]),
-            _digits_lost(got, expected),
-            f" {advice}" if advice else "",
+    should, returned = shown(expected[i], got[i])
+    fields = dict(
+        where=where,
+        query=query,
+        should=should,
+        returned=returned,
+        lost=_digits_lost(got, expected),
+    )
+    if advice:
+        raise Failed(
+            _(
+                "{where} query {query} should output {should}, you returned "
+                "{returned}.{lost} {advice}",
+                advice=advice,
+                **fields,
+            )
         )
+    raise Failed(
+        _("{where} query {query} should output {should}, you returned {returned}.{lost}", **fields)
     )
 
 
@@ -170,58 +201,86 @@ def _coded_cases(fn, dtype):
     Q, K, V = _scores_rising_by_block(4, 10, 3, 2, [0.0, 1.0, 2.0], 4, dtype, seed=0)
     expected = _attention64(Q, K, V)
     Q64, K64, V64 = (a.astype(np.float64) for a in (Q, K, V))
-    where = f"for {dtype.__name__} Q (4, 3), K (10, 3), V (10, 2) and block_size = 4,"
+    where = _(
+        "for {dtype} Q (4, 3), K (10, 3), V (10, 2) and block_size = 4,", dtype=dtype.__name__
+    )
     got = _online_answer(fn, Q, K, V, 4, False, where)
     if not np.all(np.isfinite(got)):
         raise Failed(
-            f"{where} your output holds NaN or inf; the scores are small here, so "
-            "look for a division by a zero sum or exp(-inf - (-inf))"
+            _(
+                "{where} your output holds NaN or inf; the scores are small here, so "
+                "look for a division by a zero sum or exp(-inf - (-inf))",
+                where=where,
+            )
         )
     if not close(got, expected):
         unscaled = scaled_dot_product_attention(Q64, K64, V64, scale=1.0)[0]
         if close(got, unscaled):
-            raise Failed(f"{where} you did not scale the scores: divide Q K^T by sqrt(d_k)")
+            raise Failed(
+                _(
+                    "{where} you did not scale the scores: divide Q K^T by sqrt(d_k)",
+                    where=where,
+                )
+            )
         for mistake, advice in [
             (
                 "last block dropped",
-                "the last block has only n mod block_size = 2 keys, and "
-                "you left it out: loop over range(0, n, block_size) and slice up to start + "
-                "block_size (NumPy stops a slice at the end by itself)",
+                _(
+                    "the last block has only n mod block_size = 2 keys, and "
+                    "you left it out: loop over range(0, n, block_size) and slice up to start + "
+                    "block_size (NumPy stops a slice at the end by itself)"
+                ),
             ),
             (
                 "each block normalised",
-                "you normalised each block on its own and averaged the "
-                "blocks' outputs; the softmax runs over all keys at once. Keep running sums and "
-                "divide only once, after the last block",
+                _(
+                    "you normalised each block on its own and averaged the "
+                    "blocks' outputs; the softmax runs over all keys at once. Keep running sums "
+                    "and divide only once, after the last block"
+                ),
             ),
             (
                 "accumulator not rescaled",
-                "when a block brings a larger maximum, the sum of "
-                "exp(s - r) v accumulated so far must be multiplied by exp(r_old - r_new) too, "
-                "not only the sum of exp(s - r)",
+                _(
+                    "when a block brings a larger maximum, the sum of "
+                    "exp(s - r) v accumulated so far must be multiplied by exp(r_old - r_new) "
+                    "too, not only the sum of exp(s - r)"
+                ),
             ),
             (
                 "sum not rescaled",
-                "when a block brings a larger maximum, the running sum of "
-                "exp(s - r) must be multiplied by exp(r_old - r_new), like the accumulator",
+                _(
+                    "when a block brings a larger maximum, the running sum of "
+                    "exp(s - r) must be multiplied by exp(r_old - r_new), like the accumulator"
+                ),
             ),
         ]:
             if close(got, _blockwise(Q64, K64, V64, 4, mistake)):
-                raise Failed(f"{where} {advice}")
+                raise Failed(_("{where} {advice}", where=where, advice=advice))
+        should, returned = shown(expected, got)
         raise Failed(
-            "{} the output should be {}, you returned {}.{}".format(
-                where, *shown(expected, got), _digits_lost(got, expected)
+            _(
+                "{where} the output should be {should}, you returned {returned}.{lost}",
+                where=where,
+                should=should,
+                returned=returned,
+                lost=_digits_lost(got, expected),
             )
         )
 
     for block_size in (1, 3, 10, 16):
-        where = f"with block_size = {block_size} (n = 10),"
+        where = _("with block_size = {block_size} (n = 10),", block_size=block_size)
         got = _online_answer(fn, Q, K, V, block_size, False, where)
         if not close(got, expected):
-            hint = " A block larger than n is the whole sequence." if block_size > 10 else ""
+            hint = _(" A block larger than n is the whole sequence.") if block_size > 10 else ""
+            should, returned = shown(expected, got)
             raise Failed(
-                "{} the output should be {}, you returned {}.{}".format(
-                    where, *shown(expected, got), hint
+                _(
+                    "{where} the output should be {should}, you returned {returned}.{hint}",
+                    where=where,
+                    should=should,
+                    returned=returned,
+                    hint=hint,
                 )
             )
 
@@ -230,67 +289,90 @@ def _coded_cases(fn, dtype):
     Qc, Kc, Vc = (rng.normal(size=s).astype(dtype) for s in [(7, 3), (7, 3), (7, 2)])
     Qc64, Kc64, Vc64 = (a.astype(np.float64) for a in (Qc, Kc, Vc))
     expected = _attention64(Qc, Kc, Vc, causal=True)
-    where = "with causal = True (m = n = 7, block_size = 3),"
+    where = _("with causal = True (m = n = 7, block_size = 3),")
     got = _online_answer(fn, Qc, Kc, Vc, 3, True, where)
     if not close(got, expected):
         local = np.arange(3)[None, :] <= np.arange(7)[:, None]  # (7, 3), block-local
         candidates = [
             (
                 _attention64(Qc, Kc, Vc),
-                "you ignored causal: with causal = True query i may attend to keys j <= i only",
+                _("you ignored causal: with causal = True query i may attend to keys j <= i only"),
             ),
             (
                 scaled_dot_product_attention(Qc64, Kc64, Vc64, mask=causal_mask(7).T)[0],
-                "you kept the keys j >= i, the future; the causal mask keeps j <= i",
+                _("you kept the keys j >= i, the future; the causal mask keeps j <= i"),
             ),
             (
                 scaled_dot_product_attention(Qc64, Kc64, Vc64, mask=np.tile(local, (1, 3))[:, :7])[
                     0
                 ],
-                "you compared the query's position with the key's column inside its block; "
-                "compare it with the key's position in the sequence, start + column",
+                _(
+                    "you compared the query's position with the key's column inside its block; "
+                    "compare it with the key's position in the sequence, start + column"
+                ),
             ),
         ]
         for candidate, advice in candidates:
             if close(got, candidate):
-                raise Failed(f"{where} {advice}")
+                raise Failed(_("{where} {advice}", where=where, advice=advice))
         lost = np.flatnonzero(~np.all(np.isfinite(got), axis=1)).tolist()
         if lost:
             raise Failed(
-                f"{where} queries {lost} came out NaN or inf. Every query may attend to key 0 "
-                "(query 0 to key 0 only: keep keys j <= i, not j < i), and key 0 is in the first "
-                "block, so the running maximum is finite after it. A later block whose keys are "
-                "all masked for a query has maximum -inf: the running maximum must stay the "
-                "larger of the old one and the block's, never the block's alone"
+                _(
+                    "{where} queries {lost} came out NaN or inf. Every query may attend to key 0 "
+                    "(query 0 to key 0 only: keep keys j <= i, not j < i), and key 0 is in the "
+                    "first block, so the running maximum is finite after it. A later block whose "
+                    "keys are all masked for a query has maximum -inf: the running maximum must "
+                    "stay the larger of the old one and the block's, never the block's alone",
+                    where=where,
+                    lost=lost,
+                )
             )
+        should, returned = shown(expected, got)
         raise Failed(
-            "{} the output should be {}, you returned {}".format(where, *shown(expected, got))
+            _(
+                "{where} the output should be {should}, you returned {returned}",
+                where=where,
+                should=should,
+                returned=returned,
+            )
         )
 
     # scores in the thousands: exp overflows unless every exponent stays <= 0
-    for offsets, order in (
-        ([0.0, 400.0, 800.0, 1200.0], "rising"),
-        ([1200.0, 800.0, 400.0, 0.0], "falling"),
+    for offsets, where in (
+        (
+            [0.0, 400.0, 800.0, 1200.0],
+            _("with scores near 0, 400, 800, 1200 in the four blocks (rising, block_size = 3),"),
+        ),
+        (
+            [1200.0, 800.0, 400.0, 0.0],
+            _("with scores near 1200, 800, 400, 0 in the four blocks (falling, block_size = 3),"),
+        ),
     ):
         Ql, Kl, Vl = _scores_rising_by_block(3, 12, 3, 2, offsets, 3, dtype, seed=2)
         expected = _attention64(Ql, Kl, Vl)
-        where = (
-            f"with scores near {', '.join(f'{o:g}' for o in offsets)} in the four blocks "
-            f"({order}, block_size = 3),"
-        )
         got = _online_answer(fn, Ql, Kl, Vl, 3, False, where)
         if not np.all(np.isfinite(got)):
             raise Failed(
-                f"{where} your output holds NaN or inf: exp overflowed. Subtract the "
-                "running maximum r before exp, set r to the larger of r and the "
-                "block's maximum at every block, and multiply what you summed "
-                "before by exp(r_old - r_new), which is never above 1"
+                _(
+                    "{where} your output holds NaN or inf: exp overflowed. Subtract the "
+                    "running maximum r before exp, set r to the larger of r and the "
+                    "block's maximum at every block, and multiply what you summed "
+                    "before by exp(r_old - r_new), which is never above 1",
+                    where=where,
+                )
             )
         if not close(got, expected):
+            should, returned = shown(expected, got)
             raise Failed(
-                "{} the output should be {}, you returned {}. Subtract the running maximum "
-                "and change the scores in no other way: clipping them to a range makes "
-                "different scores equal".format(where, *shown(expected, got))
+                _(
+                    "{where} the output should be {should}, you returned {returned}. Subtract "
+                    "the running maximum and change the scores in no other way: clipping them "
+                    "to a range makes different scores equal",
+                    where=where,
+                    should=should,
+                    returned=returned,
+                )
             )
 
     if dtype != np.float32:
@@ -298,16 +380,25 @@ def _coded_cases(fn, dtype):
     # float32's exp overflows above 88
     Q32, K32, V32 = _scores_rising_by_block(4, 9, 3, 2, [0.0, 60.0, 120.0], 3, dtype, seed=3)
     expected = _attention64(Q32, K32, V32)
-    where = "for float32 inputs with scores near 0, 60 and 120 (block_size = 3),"
+    where = _("for float32 inputs with scores near 0, 60 and 120 (block_size = 3),")
     got = _online_answer(fn, Q32, K32, V32, 3, False, where)
     if not np.all(np.isfinite(got)):
         raise Failed(
-            f"{where} your output holds NaN or inf: float32's exp overflows above "
-            "88, so every exponent must be a score minus the running maximum"
+            _(
+                "{where} your output holds NaN or inf: float32's exp overflows above "
+                "88, so every exponent must be a score minus the running maximum",
+                where=where,
+            )
         )
     if not close(got, expected):
+        should, returned = shown(expected, got)
         raise Failed(
-            "{} the output should be {}, you returned {}".format(where, *shown(expected, got))
+            _(
+                "{where} the output should be {should}, you returned {returned}",
+                where=where,
+                should=should,
+                returned=returned,
+            )
         )
 
 
@@ -323,9 +414,15 @@ def _random_cases(fn, dtype):
         V = spread((n, d_v), dtype, decades=2.0)
         expected = _attention64(Q, K, V, causal)
         for block_size in _block_sizes(n, rng):
-            where = (
-                f"for random {dtype.__name__} Q {Q.shape}, K {K.shape}, V {V.shape}, "
-                f"block_size = {block_size}, causal = {causal},"
+            where = _(
+                "for random {dtype} Q {q}, K {k}, V {v}, block_size = {block_size}, "
+                "causal = {causal},",
+                dtype=dtype.__name__,
+                q=Q.shape,
+                k=K.shape,
+                v=V.shape,
+                block_size=block_size,
+                causal=causal,
             )
             got = _online_answer(fn, Q, K, V, block_size, causal, where)
             if not close(got, expected):
@@ -333,8 +430,10 @@ def _random_cases(fn, dtype):
                     where,
                     expected,
                     got,
-                    "The worked cases passed: look for what these sizes and values change "
-                    "(m, n and block_size in any relation, values of every size)",
+                    _(
+                        "The worked cases passed: look for what these sizes and values change "
+                        "(m, n and block_size in any relation, values of every size)"
+                    ),
                 )
 
 
@@ -349,9 +448,14 @@ def _extreme_case(fn, dtype):
     V = spread((n, d_v), dtype, decades=1.0)
     expected = _attention64(Q, K, V)
     for block_size in _block_sizes(n, rng):
-        where = (
-            f"for {dtype.__name__} Q {Q.shape}, K {K.shape}, V {V.shape} whose scores "
-            f"are in the thousands (block_size = {block_size}),"
+        where = _(
+            "for {dtype} Q {q}, K {k}, V {v} whose scores are in the thousands "
+            "(block_size = {block_size}),",
+            dtype=dtype.__name__,
+            q=Q.shape,
+            k=K.shape,
+            v=V.shape,
+            block_size=block_size,
         )
         got = _online_answer(fn, Q, K, V, block_size, False, where)
         if close(got, expected):
@@ -360,19 +464,21 @@ def _extreme_case(fn, dtype):
         lost = bad & ~np.all(np.isfinite(got), axis=1)
         i = int(np.argmax(lost if lost.any() else bad))
         row = scores[i]
-        returned = (
-            "you returned NaN or inf"
-            if lost[i]
-            else "you returned {1}, not {0}".format(*shown(expected[i], got[i]))
-        )
+        if lost[i]:
+            returned = _("you returned NaN or inf")
+        else:
+            should, returned = shown(expected[i], got[i])
+            returned = _(
+                "you returned {returned}, not {expected}", returned=returned, expected=should
+            )
         tops = scores.max(axis=1)
         if lost.any() and np.all(tops[lost] < 0):
-            hint = (
+            hint = _(
                 " Every score of that query is below 0, so a running maximum started at 0 "
                 "(or never below 0) makes every exp(s - r) 0, and the sum 0: start it at -inf."
             )
         elif lost.any() and not lost[np.argmax(tops)]:
-            hint = (
+            hint = _(
                 " The query with the largest scores came out right: a maximum shared by all "
                 "queries (S.max() without axis=1) is far above the other queries' scores, "
                 "whose exp(s - r) are then all 0. Each query needs its own, shape (m, 1)."
@@ -380,13 +486,21 @@ def _extreme_case(fn, dtype):
         else:
             hint = ""
         raise Failed(
-            f"{where} query {i}, whose scores lie between {row.min():.0f} and "
-            f"{row.max():.0f}, {returned}.{hint} Keep one running maximum per query, "
-            "shape (m, 1), started at -inf and set at every block to the larger of itself "
-            "and the block's maximum; subtract it before exp and change the scores in no "
-            "other way. A maximum shared by all queries, one started at 0, a shift by "
-            "another score, or scores clipped to a range overflow, underflow or change the "
-            "weights for some of these queries"
+            _(
+                "{where} query {query}, whose scores lie between {low:.0f} and {high:.0f}, "
+                "{returned}.{hint} Keep one running maximum per query, shape (m, 1), started "
+                "at -inf and set at every block to the larger of itself and the block's "
+                "maximum; subtract it before exp and change the scores in no other way. A "
+                "maximum shared by all queries, one started at 0, a shift by another score, "
+                "or scores clipped to a range overflow, underflow or change the weights for "
+                "some of these queries",
+                where=where,
+                query=i,
+                low=row.min(),
+                high=row.max(),
+                returned=returned,
+                hint=hint,
+            )
         )
 
 
@@ -413,22 +527,29 @@ def _masked_far_below_case(fn, dtype):
     V = spread((n, d_v), dtype, decades=1.0)
     expected = _attention64(Q, K, V, causal=True)
     block_size = _block_sizes(n, rng)[int(rng.integers(3))]
-    where = (
-        f"with causal = True, {dtype.__name__} Q {Q.shape}, block_size = {block_size}, and "
-        f"queries {sorted(deep.tolist())} seeing only scores below -1e30 (their future keys "
-        "score near +1000),"
+    where = _(
+        "with causal = True, {dtype} Q {q}, block_size = {block_size}, and queries {queries} "
+        "seeing only scores below -1e30 (their future keys score near +1000),",
+        dtype=dtype.__name__,
+        q=Q.shape,
+        block_size=block_size,
+        queries=sorted(deep.tolist()),
     )
     got = _online_answer(fn, Q, K, V, block_size, True, where)
     if close(got, expected):
         return
     bad = ~np.all(near(got, expected), axis=1)
     advice = (
-        "Set the masked scores to -inf before the running maximum: a maximum taken over the "
-        "future keys too makes exp(s - r) 0 for every visible key, and the sum 0"
+        _(
+            "Set the masked scores to -inf before the running maximum: a maximum taken over "
+            "the future keys too makes exp(s - r) 0 for every visible key, and the sum 0"
+        )
         if not np.all(np.isfinite(got[bad]))
-        else "A masked score must be -inf, so that its exponential is exactly 0: a large "
-        "finite number such as -1e9 is larger than these queries' visible scores and takes "
-        "all the weight"
+        else _(
+            "A masked score must be -inf, so that its exponential is exactly 0: a large "
+            "finite number such as -1e9 is larger than these queries' visible scores and "
+            "takes all the weight"
+        )
     )
     _wrong_output(where, expected, got, advice)
 
@@ -445,11 +566,17 @@ def _memory_cases(fn, dtype):
         # small widths, so that the (n, n) mask is several times what streaming needs
         d_k, d_v = (1, 1) if causal else (int(d) for d in rng.integers(1, 5, size=2))
         Q, K, V = (rng.random(s, dtype=dtype) * 2 - 1 for s in [(m, d_k), (n, d_k), (n, d_v)])
-        sizes = (
-            f"m = {m}, n = {n}, d_k = {d_k}, d_v = {d_v}, block_size = {block_size}, "
-            f"causal = {causal}"
+        where = _(
+            "for {dtype} inputs with m = {m}, n = {n}, d_k = {d_k}, d_v = {d_v}, "
+            "block_size = {block_size}, causal = {causal},",
+            dtype=dtype.__name__,
+            m=m,
+            n=n,
+            d_k=d_k,
+            d_v=d_v,
+            block_size=block_size,
+            causal=causal,
         )
-        where = f"for {dtype.__name__} inputs with {sizes},"
         got, peak = _online_answer(fn, Q, K, V, block_size, causal, where, measure=True)
         # some queries, the first and the last among them: the full answer costs m * n
         rows = np.union1d([0, m - 1], rng.choice(m, size=min(m, 30), replace=False))
@@ -458,29 +585,40 @@ def _memory_cases(fn, dtype):
             _wrong_output(where, expected, got[rows], rows=rows)
         allowed = _allowed_bytes(m, n, block_size, d_k, d_v)
         if not isinstance(peak, int):
-            raise Failed(f"{where} the memory your function used could not be measured")
+            raise Failed(
+                _("{where} the memory your function used could not be measured", where=where)
+            )
         if peak <= allowed:
             continue
         if peak >= m * n * itemsize:
-            culprit = (
-                f"as much as the whole (m, n) matrix of scores ({m * n * itemsize:,} bytes): "
+            culprit = _(
+                "as much as the whole (m, n) matrix of scores ({size:,} bytes): "
                 "keep no score beyond the current block, neither the whole matrix (to take "
                 "the row maxima first, say) nor the blocks to concatenate them, and walk over "
-                "blocks of keys, not of queries"
+                "blocks of keys, not of queries",
+                size=m * n * itemsize,
             )
         elif causal and peak >= n * n:
-            culprit = (
-                f"as much as an (n, n) causal mask, {n * n:,} bytes even as booleans: build "
+            culprit = _(
+                "as much as an (n, n) causal mask, {size:,} bytes even as booleans: build "
                 "each block's mask from the positions of its keys, start .. start + "
-                "block_size - 1"
+                "block_size - 1",
+                size=n * n,
             )
         else:
-            culprit = "something in your function grows with n (a copy of K or V, say)"
+            culprit = _("something in your function grows with n (a copy of K or V, say)")
         raise Failed(
-            f"{where} your function held {peak:,} bytes at its peak, {culprit}. Streaming "
-            "needs a few arrays of shape (m, block_size), (m, d_k) and (m, d_v) at a time, "
-            f"whatever n: this check allows {allowed:,} bytes here ({ARRAYS} arrays of each "
-            "shape and of shape (m, 1), and a little for Python)"
+            _(
+                "{where} your function held {peak:,} bytes at its peak, {culprit}. Streaming "
+                "needs a few arrays of shape (m, block_size), (m, d_k) and (m, d_v) at a time, "
+                "whatever n: this check allows {allowed:,} bytes here ({arrays} arrays of each "
+                "shape and of shape (m, 1), and a little for Python)",
+                where=where,
+                peak=peak,
+                culprit=culprit,
+                allowed=allowed,
+                arrays=ARRAYS,
+            )
         )
 
 
@@ -502,7 +640,7 @@ def check_online_softmax_attention(fn):
     # Memory is measured once, in the first dtype tried: the large cases are most of the
     # check's time, and whether a function streams does not depend on the dtype.
     _memory_cases(fn, dtypes()[0])
-    return (
+    return _(
         "correct: the streamed output equals softmax(Q K^T / sqrt(d_k)) V for every block "
         "size, with the causal mask, in float32 and float64, for scores in the thousands, "
         "and it never held more than a few blocks in memory"
@@ -516,19 +654,26 @@ def _gqa_answer(fn, Q, K, V, where):
     """The student's output for these inputs, as an array of the right shape and dtype."""
     with np.errstate(all="ignore"):  # overflow shows as inf or NaN, reported by the caller
         result = call(fn, Q, K, V)
-    got = as_array(result, "the output")
-    (h, m, _), (g, _, d_v) = Q.shape, V.shape
+    got = as_array(result, _("the output"))
+    h, m = Q.shape[:2]
+    g, d_v = V.shape[0], V.shape[2]
     if got.shape != (h, m, d_v):
         hint = (
-            " That is one output per key-value head; every query head has its own."
+            _(" That is one output per key-value head; every query head has its own.")
             if got.shape == (g, m, d_v)
             else ""
         )
         raise Failed(
-            f"{where} the output should have shape (h, m, d_v) = {(h, m, d_v)}, "
-            f"you returned {got.shape}.{hint}"
+            _(
+                "{where} the output should have shape (h, m, d_v) = {shape}, "
+                "you returned {got}.{hint}",
+                where=where,
+                shape=(h, m, d_v),
+                got=got.shape,
+                hint=hint,
+            )
         )
-    keeps_dtype(result, Q.dtype, "the output")
+    keeps_dtype(result, Q.dtype, _("the output"))
     return got
 
 
@@ -540,10 +685,18 @@ def _gqa_sizes(rng):
 
 def _coded_gqa_case(fn, Q, K):
     """Every value of key-value head j is j + 1, so each output row says which head was read."""
-    (h, m, _), (g, n, _) = Q.shape, K.shape
+    h, m = Q.shape[:2]
+    g, n = K.shape[:2]
     d_v = 2
     coded_V = np.repeat(np.arange(1.0, g + 1), n * d_v).reshape(g, n, d_v).astype(Q.dtype)
-    where = f"for Q {Q.shape} (h = {h}), K {K.shape} and V {coded_V.shape} (g = {g}),"
+    where = _(
+        "for Q {q} (h = {h}), K {k} and V {v} (g = {g}),",
+        q=Q.shape,
+        h=h,
+        k=K.shape,
+        v=coded_V.shape,
+        g=g,
+    )
     got = _gqa_answer(fn, Q, K, coded_V, where)
     should = np.arange(h) // (h // g)
     expected = (should + 1.0)[:, None, None] * np.ones((1, m, d_v))
@@ -551,36 +704,52 @@ def _coded_gqa_case(fn, Q, K):
         return
     if np.all(got == np.trunc(got)) and np.all((expected - 1 <= got) & (got <= expected)):
         raise Failed(
-            f"{where} every value of key-value head j is j + 1, so every output row should "
-            "be j + 1; yours are whole numbers at or below that, starting with "
-            f"{shown(should + 1.0, got[:, 0, 0])[1]}: the output was cut to integers (an "
-            "integer array, or astype(int)), which turns 0.9999999 into 0. Keep it in a "
-            "float array of the inputs' dtype"
+            _(
+                "{where} every value of key-value head j is j + 1, so every output row should "
+                "be j + 1; yours are whole numbers at or below that, starting with "
+                "{rows}: the output was cut to integers (an integer array, or astype(int)), "
+                "which turns 0.9999999 into 0. Keep it in a float array of the inputs' dtype",
+                where=where,
+                rows=shown(should + 1.0, got[:, 0, 0])[1],
+            )
         )
     read = np.round(got[:, 0, 0]) - 1  # the key-value head each query head read
     if not close(got, (read + 1)[:, None, None] * np.ones((1, m, d_v))) or np.any(
         (read < 0) | (read >= g)
     ):
         raise Failed(
-            f"{where} every value of key-value head j is j + 1, so each output "
-            "row should be j + 1 whatever the weights, as long as each row of "
-            "weights sums to 1; your rows start with "
-            f"{shown(should + 1.0, got[:, 0, 0])[1]}. Apply the softmax over "
-            "the keys (the last axis) before the weighted sum of the values"
+            _(
+                "{where} every value of key-value head j is j + 1, so each output "
+                "row should be j + 1 whatever the weights, as long as each row of "
+                "weights sums to 1; your rows start with {rows}. Apply the softmax over "
+                "the keys (the last axis) before the weighted sum of the values",
+                where=where,
+                rows=shown(should + 1.0, got[:, 0, 0])[1],
+            )
         )
     read = read.astype(int)
     if np.array_equal(read, np.arange(h) % g):
         raise Failed(
-            f"{where} query head i read key-value head i % g ({read.tolist()}), as "
-            "np.tile does. Groups are consecutive: heads 0 .. h/g - 1 share "
-            f"key-value head 0, and so on ({should.tolist()}); np.repeat(K, h // g, "
-            "axis=0) repeats each head in place"
+            _(
+                "{where} query head i read key-value head i % g ({read}), as "
+                "np.tile does. Groups are consecutive: heads 0 .. h/g - 1 share "
+                "key-value head 0, and so on ({should}); np.repeat(K, h // g, "
+                "axis=0) repeats each head in place",
+                where=where,
+                read=read.tolist(),
+                should=should.tolist(),
+            )
         )
     raise Failed(
-        f"{where} every value of key-value head j is j + 1, so your output shows "
-        f"that query heads 0 .. {h - 1} read key-value heads {read.tolist()}; "
-        f"they should read {should.tolist()} "
-        "(head i reads i // (h // g))"
+        _(
+            "{where} every value of key-value head j is j + 1, so your output shows "
+            "that query heads 0 .. {last} read key-value heads {read}; "
+            "they should read {should} (head i reads i // (h // g))",
+            where=where,
+            last=h - 1,
+            read=read.tolist(),
+            should=should.tolist(),
+        )
     )
 
 
@@ -592,19 +761,36 @@ def _compare_gqa(fn, Q, K, V, where):
     if close(got, expected):
         return
     if close(got, grouped_query_attention(Q64, K64, V64, scale=1.0)[0]):
-        raise Failed(f"{where} you did not scale the scores: divide them by sqrt(d_k)")
-    wrong = [i for i in range(len(Q)) if not close(got[i], expected[i])]
-    if len(wrong) == len(Q):
         raise Failed(
-            "{} every query head is wrong: head 0 should output {}, you returned {}.{}".format(
-                where, *shown(expected[0], got[0]), _digits_lost(got, expected)
+            _(
+                "{where} you did not scale the scores: divide them by sqrt(d_k)",
+                where=where,
             )
         )
+    wrong = [i for i in range(len(Q)) if not close(got[i], expected[i])]
+    if len(wrong) == len(Q):
+        should, returned = shown(expected[0], got[0])
+        raise Failed(
+            _(
+                "{where} every query head is wrong: head 0 should output {should}, you "
+                "returned {returned}.{lost}",
+                where=where,
+                should=should,
+                returned=returned,
+                lost=_digits_lost(got, expected),
+            )
+        )
+    should, returned = shown(expected[wrong[0]], got[wrong[0]])
     raise Failed(
-        f"{where} query heads {wrong} are wrong, the others right: query head "
-        "i uses the keys and the values of key-value head i // (h // g), both "
-        "from the same head. Head {} should be {}, you returned {}".format(
-            wrong[0], *shown(expected[wrong[0]], got[wrong[0]])
+        _(
+            "{where} query heads {wrong} are wrong, the others right: query head "
+            "i uses the keys and the values of key-value head i // (h // g), both "
+            "from the same head. Head {head} should be {should}, you returned {returned}",
+            where=where,
+            wrong=wrong,
+            head=wrong[0],
+            should=should,
+            returned=returned,
         )
     )
 
@@ -617,28 +803,40 @@ def _extreme_gqa_case(fn, dtype):
     Q, K = np.empty((h, 5, d_k), dtype=dtype), np.empty((g, n, d_k), dtype=dtype)
     for j in range(g):
         heads = slice(j * (h // g), (j + 1) * (h // g))
-        scores = np.concatenate([extreme_logits(n, np.float64) for _ in range(h // g)])
+        scores = np.concatenate([extreme_logits(n, np.float64) for __ in range(h // g)])
         queries, K[j] = scores_from_queries_and_keys(scores, d_k, dtype)
         Q[heads] = queries.reshape(h // g, 5, d_k)
     V = spread((g, n, d_v), dtype, decades=1.0)
     expected = grouped_query_attention(*(a.astype(np.float64) for a in (Q, K, V)))[0]
-    where = (
-        f"for {dtype.__name__} Q {Q.shape}, K {K.shape}, V {V.shape} whose scores are in "
-        "the thousands,"
+    where = _(
+        "for {dtype} Q {q}, K {k}, V {v} whose scores are in the thousands,",
+        dtype=dtype.__name__,
+        q=Q.shape,
+        k=K.shape,
+        v=V.shape,
     )
     got = _gqa_answer(fn, Q, K, V, where)
     if close(got, expected):
         return
     i = int(np.argmin([close(got[k], expected[k]) for k in range(h)]))
     should, returned = shown(expected[i], got[i])
-    if not np.all(np.isfinite(got[i])):
-        returned = "NaN or inf"
+    returned = (
+        _("you returned {returned}", returned=returned)
+        if np.all(np.isfinite(got[i]))
+        else _("you returned NaN or inf")
+    )
     raise Failed(
-        f"{where} query head {i} should output {should}, you returned {returned}. Subtract "
-        "each row's own maximum, scores.max(axis=-1, keepdims=True), and change the scores "
-        "in no other way (or use attnkit.core.scaled_dot_product_attention, which does): a "
-        "shift by another score or by one maximum for several rows, or scores clipped to a "
-        "range, overflow, underflow or change the weights"
+        _(
+            "{where} query head {head} should output {should}, {returned}. "
+            "Subtract each row's own maximum, scores.max(axis=-1, keepdims=True), and change "
+            "the scores in no other way (or use attnkit.core.scaled_dot_product_attention, "
+            "which does): a shift by another score or by one maximum for several rows, or "
+            "scores clipped to a range, overflow, underflow or change the weights",
+            where=where,
+            head=i,
+            should=should,
+            returned=returned,
+        )
     )
 
 
@@ -670,14 +868,22 @@ def check_grouped_query_attention(fn):
             Q = fresh.normal(size=(h, m, d_k)).astype(dtype)
             K = fresh.normal(size=(g, n, d_k)).astype(dtype)
             V = spread((g, n, d_v), dtype, decades=2.0)
-            kind = {h: "multi-head attention, g = h", 1: "multi-query attention, g = 1"}.get(
-                g, f"h / g = {h // g} query heads per key-value head"
+            kind = {
+                h: _("multi-head attention, g = h"),
+                1: _("multi-query attention, g = 1"),
+            }.get(g, _("h / g = {ratio} query heads per key-value head", ratio=h // g))
+            where = _(
+                "for random {dtype} Q {q}, K {k}, V {v} ({kind}),",
+                dtype=dtype.__name__,
+                q=Q.shape,
+                k=K.shape,
+                v=V.shape,
+                kind=kind,
             )
-            where = f"for random {dtype.__name__} Q {Q.shape}, K {K.shape}, V {V.shape} ({kind}),"
             _compare_gqa(fn, Q, K, V, where)
 
         _extreme_gqa_case(fn, dtype)
-    return (
+    return _(
         "correct: each group of h/g consecutive query heads attends with its own "
         "key-value head, from g = h (multi-head) to g = 1 (multi-query), in float32 and "
         "float64, for scores in the thousands too"

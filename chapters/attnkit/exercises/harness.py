@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .calling import Remote, invoke
+from .wording import _
 
 # Every NumPy check runs in both: float64 first, whose tight tolerance pins the values down,
 # then float32, whose answers must stay float32.
@@ -121,11 +122,11 @@ class CheckResult:
         return self._passed
 
     def __repr__(self) -> str:
-        return ("✓ " if self._passed else "✗ failed: ") + self.message
+        return ("✓ " if self._passed else _("✗ failed: ")) + self.message
 
     def _repr_html_(self) -> str:
         colour = "46, 125, 50" if self._passed else "198, 40, 40"  # green, red
-        mark = "✓" if self._passed else "✗ failed:"
+        mark = "✓" if self._passed else _("✗ failed:")
         return (
             f'<div style="border-left: 0.3em solid rgb({colour}); '
             f'background: rgba({colour}, 0.1); padding: 0.3em 0.7em">'
@@ -140,8 +141,11 @@ class CheckResult:
     def __del__(self):
         if not self._passed and not getattr(self, "_read", True):
             warnings.warn(
-                f"{self!r}\n(this failed check was never displayed; in a script, "
-                "call .assert_passed() on a check's result to stop at a failure)",
+                _(
+                    "{result}\n(this failed check was never displayed; in a script, "
+                    "call .assert_passed() on a check's result to stop at a failure)",
+                    result=repr(self),
+                ),
                 CheckFailedWarning,
                 stacklevel=2,
             )
@@ -240,26 +244,36 @@ def call(fn, *args, called_with: str | None = None, hint: str = "", measure: boo
     else:
         outcome = invoke(fn, copies, forbidden, measure)
     if outcome.forbidden:
-        helpers = " and ".join(f"`{name}`" for name in outcome.forbidden)
+        helpers = ", ".join(f"`{name}`" for name in outcome.forbidden)
         raise Failed(
-            f"your function uses {helpers}, which computes what this exercise asks you to "
-            "write yourself: the check runs your function with it made unavailable. Write "
-            "the computation in your own code"
+            _(
+                "your function uses {helpers}, which computes what this exercise asks you to "
+                "write yourself: the check runs your function with it made unavailable. Write "
+                "the computation in your own code",
+                helpers=helpers,
+            )
         )
     if outcome.error is not None:
         if called_with is None:
             shapes = ", ".join(
                 str(tuple(a.shape)) for a in args if isinstance(a, np.ndarray) or _is_tensor(a)
             )
-            called_with = f"arguments of shape {shapes}"
+            called_with = _("arguments of shape {shapes}", shapes=shapes)
         raise Raised(
-            f"your function raised {outcome.error} (it was called with {called_with}){hint}",
+            _(
+                "your function raised {error} (it was called with {called_with}){hint}",
+                error=outcome.error,
+                called_with=called_with,
+                hint=hint,
+            ),
             outcome.error,
         )
     if len(outcome.args) != len(args) or not all(
         _unchanged(original, after) for original, after in zip(args, outcome.args)
     ):
-        raise Failed("your function changed its input array in place; compute a new array instead")
+        raise Failed(
+            _("your function changed its input array in place; compute a new array instead")
+        )
     return (outcome.result, outcome.peak_bytes) if measure else outcome.result
 
 
@@ -268,22 +282,27 @@ def keeps_dtype(result, dtype, what: str) -> None:
     got = np.asarray(result).dtype
     if got != dtype:
         raise Failed(
-            f"for {np.dtype(dtype).name} inputs you returned {what} in {got}: return "
-            "the inputs' dtype. Arithmetic with Python numbers keeps float32 (x / 2.0, "
-            "d ** 0.5, math.sqrt(d)); a float64 array or a NumPy scalar such as "
-            "np.sqrt(d) turns it into float64"
+            _(
+                "for {dtype} inputs you returned {what} in {got}: return "
+                "the inputs' dtype. Arithmetic with Python numbers keeps float32 (x / 2.0, "
+                "d ** 0.5, math.sqrt(d)); a float64 array or a NumPy scalar such as "
+                "np.sqrt(d) turns it into float64",
+                dtype=np.dtype(dtype).name,
+                what=what,
+                got=got,
+            )
         )
 
 
 def _kind(value) -> str:
     """What ``value`` is, in the words of an error message."""
     if _is_tensor(value):
-        return "a torch tensor"
+        return _("a torch tensor")
     if isinstance(value, np.generic):
-        return f"a NumPy scalar ({type(value).__name__})"
+        return _("a NumPy scalar ({type})", type=type(value).__name__)
     if isinstance(value, np.ndarray):
-        return f"an array of type {type(value).__name__}"
-    return f"a {type(value).__name__}"
+        return _("an array of type {type}", type=type(value).__name__)
+    return _("a {type}", type=type(value).__name__)
 
 
 def ndarray(result, what: str) -> np.ndarray:
@@ -295,20 +314,33 @@ def ndarray(result, what: str) -> np.ndarray:
     if type(result) is np.ndarray:
         return result
     advice = (
-        "; this exercise works in NumPy, so keep to NumPy arrays (no torch needed)"
+        _("; this exercise works in NumPy, so keep to NumPy arrays (no torch needed)")
         if _is_tensor(result)
-        else " (np.array(...) makes one)"
+        else _(" (np.array(...) makes one)")
         if isinstance(result, (list, tuple))
         else ""
     )
-    raise Failed(f"{what} should be a NumPy array, got {_kind(result)}{advice}")
+    raise Failed(
+        _(
+            "{what} should be a NumPy array, got {kind}{advice}",
+            what=what,
+            kind=_kind(result),
+            advice=advice,
+        )
+    )
 
 
 def as_array(result, what: str) -> np.ndarray:
     """The answer, a NumPy array, as float32 if it is (its tolerance is float32's), else float64."""
     arr = ndarray(result, what)
     if arr.dtype.kind not in "biuf":
-        raise Failed(f"{what} should hold numbers, got an array of dtype {arr.dtype}")
+        raise Failed(
+            _(
+                "{what} should hold numbers, got an array of dtype {dtype}",
+                what=what,
+                dtype=arr.dtype,
+            )
+        )
     return arr if arr.dtype == np.float32 else arr.astype(np.float64)
 
 

@@ -19,6 +19,7 @@ from .harness import (
     shown,
 )
 from .inputs import extreme_logits, spread
+from .wording import _
 
 __all__ = ["check_causal_mask", "check_masked_self_attention", "check_padding_mask"]
 
@@ -30,14 +31,18 @@ def _causal(n):
 
 def _wrapped_past(first_wrong: int, what: str) -> str:
     """Advice for an answer right below ``first_wrong`` (128 or more) and wrong from it: it held
-    ``what`` in an integer type that wraps round there. Empty for any other answer."""
+    ``what`` (a position or a length, in the student's language) in an integer type that wraps
+    round there. Empty for any other answer."""
     if first_wrong < 128:
         return ""
     limit = 128 if first_wrong < 256 else 256
-    return (
-        f" The mask is right for every {what} below {first_wrong}: a {what} held in a small "
-        f"integer type wraps round past {limit - 1} (np.int8 past 127, np.uint8 past 255); "
-        "np.arange(n) and np.array(...) count in 64-bit integers"
+    return _(
+        " The mask is right for every {what} below {first_wrong}: a {what} held in a small "
+        "integer type wraps round past {largest} (np.int8 past 127, np.uint8 past 255); "
+        "np.arange(n) and np.array(...) count in 64-bit integers",
+        what=what,
+        first_wrong=first_wrong,
+        largest=limit - 1,
     )
 
 
@@ -63,56 +68,81 @@ def check_causal_mask(fn):
     masks made unavailable."""
     for n in _causal_sizes():
         expected = _causal(n)
-        got = ndarray(call(fn, n, called_with=f"n = {n}"), "the mask")
+        got = ndarray(call(fn, n, called_with=_("n = {n}", n=n)), _("the mask"))
         if got.shape != (n, n):
             sliced = (
-                f". A mask sliced from one of fixed size {got.shape[0]} is too small past "
-                "it: build it for the n asked for"
+                _(
+                    ". A mask sliced from one of fixed size {size} is too small past "
+                    "it: build it for the n asked for",
+                    size=got.shape[0],
+                )
                 if got.ndim == 2 and got.shape[0] == got.shape[1] < n
                 else ""
             )
             raise Failed(
-                f"for n = {n} you returned shape {got.shape}; the mask has one row "
-                f"per query and one column per key, shape ({n}, {n}){sliced}"
+                _(
+                    "for n = {n} you returned shape {shape}; the mask has one row "
+                    "per query and one column per key, shape ({n}, {n}){sliced}",
+                    n=n,
+                    shape=got.shape,
+                    sliced=sliced,
+                )
             )
         if got.dtype != np.bool_:
             raise Failed(
-                f"you returned dtype {got.dtype}; return booleans (True = may "
-                "attend), for example build from np.ones((n, n), dtype=bool)"
+                _(
+                    "you returned dtype {dtype}; return booleans (True = may "
+                    "attend), for example build from np.ones((n, n), dtype=bool)",
+                    dtype=got.dtype,
+                )
             )
         if np.array_equal(got, expected):
             continue
         if np.array_equal(got, ~expected):
             raise Failed(
-                "you marked the future keys True and the allowed ones False; in this "
-                "book (and in torch's F.scaled_dot_product_attention) True means "
-                "'may attend': flip the mask"
+                _(
+                    "you marked the future keys True and the allowed ones False; in this "
+                    "book (and in torch's F.scaled_dot_product_attention) True means "
+                    "'may attend': flip the mask"
+                )
             )
         if np.array_equal(got, expected.T):
             raise Failed(
-                "row i allows the keys j >= i (the future) instead of j <= i (the "
-                "past): you built the transpose; use np.tril, not np.triu"
+                _(
+                    "row i allows the keys j >= i (the future) instead of j <= i (the "
+                    "past): you built the transpose; use np.tril, not np.triu"
+                )
             )
         if np.array_equal(got, np.tril(expected, k=-1)):
             raise Failed(
-                "the diagonal is False: a token may attend to itself, and without "
-                "the diagonal row 0 would allow no key at all"
+                _(
+                    "the diagonal is False: a token may attend to itself, and without "
+                    "the diagonal row 0 would allow no key at all"
+                )
             )
         if np.array_equal(got, np.tril(np.ones((n, n), dtype=bool), k=1)):
             raise Failed(
-                "row i also allows key i + 1, the next token: keep the diagonal and "
-                "below, np.tril with k=0"
+                _(
+                    "row i also allows key i + 1, the next token: keep the diagonal and "
+                    "below, np.tril with k=0"
+                )
             )
         if got.all():
-            raise Failed("every key is allowed: row i must hide the keys j > i")
+            raise Failed(_("every key is allowed: row i must hide the keys j > i"))
         wrong = np.argwhere(got != expected)  # (count, 2): query, key
         bad = wrong[0]
         raise Failed(
-            f"for n = {n}, entry [{bad[0]}, {bad[1]}] should be "
-            f"{bool(expected[tuple(bad)])}: query {bad[0]} may attend exactly to the "
-            f"keys 0..{bad[0]}." + _wrapped_past(int(wrong.max(axis=1).min()), "position")
+            _(
+                "for n = {n}, entry [{query}, {key}] should be {value}: query {query} may "
+                "attend exactly to the keys 0..{query}.",
+                n=n,
+                query=bad[0],
+                key=bad[1],
+                value=bool(expected[tuple(bad)]),
+            )
+            + _wrapped_past(int(wrong.max(axis=1).min()), _("position"))
         )
-    return (
+    return _(
         "correct: row i allows the keys 0..i, itself included, and hides every later key, "
         "at every size tried (up to n > 1024)"
     )
@@ -139,7 +169,7 @@ def _random_case():
     while np.array_equal(mask, mask.T):
         mask = np.zeros((n, n), dtype=bool)
         _keep_random_keys(mask, range(n), range(n))
-    return spread((n, d), np.float64, decades=0.5), mask, "random tokens and a random mask"
+    return spread((n, d), np.float64, decades=0.5), mask, _("random tokens and a random mask")
 
 
 def _extreme_case():
@@ -168,7 +198,7 @@ def _extreme_case():
     return (
         X[order][:, rng.permutation(k + extra)],
         mask[np.ix_(order, order)],
-        "scores that only a softmax shifted by each row's own maximum survives",
+        _("scores that only a softmax shifted by each row's own maximum survives"),
     )
 
 
@@ -197,7 +227,7 @@ def _low_row_case():
     return (
         X[order][:, rng.permutation(d)],
         mask[np.ix_(order, order)],
-        "a query whose allowed scores are all near -1e38 (its masked keys score higher)",
+        _("a query whose allowed scores are all near -1e38 (its masked keys score higher)"),
     )
 
 
@@ -222,11 +252,11 @@ def _masked_cases():
     # masked keys too (2000 hides 1000 and 1002.5)
     large = np.array([[30.0, 10.0], [29.5, 11.5], [60.0, 20.0]])
     return [
-        (rng.normal(size=(4, 3)), gap, "a causal mask with a gap"),  # n = 4, d = 3
-        (rng.normal(size=(5, 2)), padded, "a mask hiding the keys 3 and 4"),
-        (rng.normal(size=(3, 6)), scattered, "a scattered mask"),  # n < d
-        (rng.normal(size=(1, 2)), np.ones((1, 1), dtype=bool), "one token"),
-        (large, _causal(3), "large scores"),
+        (rng.normal(size=(4, 3)), gap, _("a causal mask with a gap")),  # n = 4, d = 3
+        (rng.normal(size=(5, 2)), padded, _("a mask hiding the keys 3 and 4")),
+        (rng.normal(size=(3, 6)), scattered, _("a scattered mask")),  # n < d
+        (rng.normal(size=(1, 2)), np.ones((1, 1), dtype=bool), _("one token")),
+        (large, _causal(3), _("large scores")),
         _random_case(),
         _random_case(),
         _extreme_case(),
@@ -240,13 +270,18 @@ def _mask_mixed_up(w, scores, mask, bad_rows) -> str:
     for other, advice in (
         (
             ~mask,
-            "you hid the allowed keys and kept the others, and a row that allows every key "
-            "keeps none. True means 'may attend': keep the True entries, hide the False ones",
+            _(
+                "you hid the allowed keys and kept the others, and a row that allows every key "
+                "keeps none. True means 'may attend': keep the True entries, hide the False ones"
+            ),
         ),
         (
             mask.T,
-            "you used mask.T, which empties row i wherever column i of the mask is all False. "
-            "Row i belongs to query i and column j to key j: mask[i, j], not mask[j, i]",
+            _(
+                "you used mask.T, which empties row i wherever column i of the mask is all "
+                "False. Row i belongs to query i and column j to key j: mask[i, j], not "
+                "mask[j, i]"
+            ),
         ),
     ):
         if np.array_equal(bad_rows, ~other.any(axis=-1)):
@@ -293,106 +328,170 @@ def _wrong_masked_weights(w, X, mask, where):
     expected = masked_softmax(scores, mask)
 
     def allowed_range(i):
-        return f"{scores[i, mask[i]].min():.4g} to {scores[i, mask[i]].max():.4g}"
+        return _(
+            "{low:.4g} to {high:.4g}", low=scores[i, mask[i]].min(), high=scores[i, mask[i]].max()
+        )
 
     bad_rows = ~np.all(np.isfinite(w), axis=-1)
     if bad_rows.any():
         mixed_up = _mask_mixed_up(w, scores, mask, bad_rows)
         if mixed_up:
             raise Failed(
-                f"{where} the weights contain NaN or inf: a row whose scores are all -inf "
-                f"gives 0/0, and {mixed_up}"
+                _(
+                    "{where} the weights contain NaN or inf: a row whose scores are all -inf "
+                    "gives 0/0, and {mixed_up}",
+                    where=where,
+                    mixed_up=mixed_up,
+                )
             )
         i = int(np.argmax(bad_rows))
         tame = np.abs(scores[i, mask[i]]).max() < 80  # exp neither overflows nor underflows
         cause = (
-            "np.exp handles those, so the NaN comes from the masked scores: -inf minus -inf "
-            "is NaN, so never shift by a score the mask hides (a row's first, last, smallest "
-            "or mean score)"
+            _(
+                "np.exp handles those, so the NaN comes from the masked scores: -inf minus "
+                "-inf is NaN, so never shift by a score the mask hides (a row's first, last, "
+                "smallest or mean score)"
+            )
             if tame
-            else "np.exp overflows above about 709 (88 in float32), so np.exp(1000) "
-            "overflows, and rounds to 0 below about -745, which leaves 0/0 where every "
-            "term of a row rounds to 0"
+            else _(
+                "np.exp overflows above about 709 (88 in float32), so np.exp(1000) "
+                "overflows, and rounds to 0 below about -745, which leaves 0/0 where every "
+                "term of a row rounds to 0"
+            )
         )
         raise Failed(
-            f"{where} the weights of query {i} contain NaN or inf; the scores it may attend "
-            f"to run from {allowed_range(i)}: {cause}. Give the masked keys -np.inf first, "
-            "then subtract each row's maximum, which is then the largest score the row may "
-            "attend to, before np.exp"
+            _(
+                "{where} the weights of query {i} contain NaN or inf; the scores it may attend "
+                "to run from {allowed}: {cause}. Give the masked keys -np.inf first, "
+                "then subtract each row's maximum, which is then the largest score the row may "
+                "attend to, before np.exp",
+                where=where,
+                i=i,
+                allowed=allowed_range(i),
+                cause=cause,
+            )
         )
     if close(w, softmax(scores)):
         raise Failed(
-            "the weights ignore the mask: set the scores of masked keys to -np.inf "
-            "(np.where(mask, scores, -np.inf)) before the softmax"
+            _(
+                "the weights ignore the mask: set the scores of masked keys to -np.inf "
+                "(np.where(mask, scores, -np.inf)) before the softmax"
+            )
         )
     if close(w, softmax(scores) * mask):
         raise Failed(
-            f"{where} the rows sum to {shown(1.0, w.sum(axis=-1))[1]}, not 1: you "
-            "zeroed the masked weights after the softmax without renormalising; mask "
-            "the scores with -inf before the softmax instead"
+            _(
+                "{where} the rows sum to {totals}, not 1: you "
+                "zeroed the masked weights after the softmax without renormalising; mask "
+                "the scores with -inf before the softmax instead",
+                where=where,
+                totals=shown(1.0, w.sum(axis=-1))[1],
+            )
         )
     zero_filled = softmax(np.where(mask, scores, 0.0)).astype(w.dtype)
     # where every allowed score lies below -1e30, a fill of 0 and one of -1e30 look alike
     if close(w, zero_filled) and not close(zero_filled, softmax(np.where(mask, scores, -1e30))):
         raise Failed(
-            "masked keys still get weight: a score of 0 is not 'no weight', because "
-            "exp(0) = 1. Give masked keys the score -np.inf, whose exp is 0"
+            _(
+                "masked keys still get weight: a score of 0 is not 'no weight', because "
+                "exp(0) = 1. Give masked keys the score -np.inf, whose exp is 0"
+            )
         )
     if not close(w[~mask], 0) and close(w[mask], 0):
         raise Failed(
-            "your weights are non-zero exactly where the mask is False: True means "
-            "'may attend', so keep the True entries and hide the False ones"
+            _(
+                "your weights are non-zero exactly where the mask is False: True means "
+                "'may attend', so keep the True entries and hide the False ones"
+            )
         )
     if close(w, masked_softmax(scores, mask.T, all_masked="zero")) or close(w, expected.T):
         raise Failed(
-            f"{where} your weights are transposed: row i belongs to query i and column "
-            "j to key j (mask[i, j], not mask[j, i]), and each row must sum to 1"
+            _(
+                "{where} your weights are transposed: row i belongs to query i and column "
+                "j to key j (mask[i, j], not mask[j, i]), and each row must sum to 1",
+                where=where,
+            )
         )
     if close(w, masked_softmax(scores / np.sqrt(X.shape[1]), mask)):
         raise Failed(
-            "you divided the scores by sqrt(d): this chapter's self-attention uses the "
-            "plain dot products X @ X.T (scaling comes in the next chapter)"
+            _(
+                "you divided the scores by sqrt(d): this chapter's self-attention uses the "
+                "plain dot products X @ X.T (scaling comes in the next chapter)"
+            )
         )
     tie = _tied(w, expected, mask)
     if tie is not None:
         i, j, k = tie
         raise Failed(
-            f"{where} query {i} gives keys {j} and {k} the same weight "
-            f"{shown(expected[i, j], w[i, j])[1]}, though their scores {scores[i, j]:.6g} and "
-            f"{scores[i, k]:.6g} differ: the weights must follow the scores exactly. Subtract "
-            "each row's maximum over the keys it may attend to and change the scores in "
-            "no other way: clipping them (to ±30, say), rounding, or a shift that differs "
-            "from key to key (a column's maximum) makes different scores look equal"
+            _(
+                "{where} query {i} gives keys {j} and {k} the same weight {weight}, though "
+                "their scores {score_j:.6g} and {score_k:.6g} differ: the weights must follow "
+                "the scores exactly. Subtract each row's maximum over the keys it may attend "
+                "to and change the scores in no other way: clipping them (to ±30, say), "
+                "rounding, or a shift that differs from key to key (a column's maximum) makes "
+                "different scores look equal",
+                where=where,
+                i=i,
+                j=j,
+                k=k,
+                weight=shown(expected[i, j], w[i, j])[1],
+                score_j=scores[i, j],
+                score_k=scores[i, k],
+            )
         )
     filled = _filled(w, expected, mask)
     if filled is not None:
         i, weight = filled
         raise Failed(
-            f"{where} query {i} gives each key its mask hides the same weight {weight:.3g}: "
-            "did you give the masked keys one finite score (a fill such as -1e9, or -inf "
-            f"clipped to a finite number)? The scores query {i} may attend to run from "
-            f"{allowed_range(i)}, so that score is not far enough below them, and the masked "
-            "keys take weight. Give masked keys the score -np.inf, whose exp is exactly 0"
+            _(
+                "{where} query {i} gives each key its mask hides the same weight "
+                "{weight:.3g}: did you give the masked keys one finite score (a fill such as "
+                "-1e9, or -inf clipped to a finite number)? The scores query {i} may attend to "
+                "run from {allowed}, so that score is not far enough below them, and the "
+                "masked keys take weight. Give masked keys the score -np.inf, whose exp is "
+                "exactly 0",
+                where=where,
+                i=i,
+                weight=weight,
+                allowed=allowed_range(i),
+            )
         )
     if np.any(w[~mask] != 0):
         i = next(i for i in _wrong_rows_first(w, expected) if np.any(w[i, ~mask[i]] != 0))
         j = np.flatnonzero(~mask[i] & (w[i] != 0))[0]
         raise Failed(
-            f"{where} query {i} gives weight {w[i, j]:.3g} to key {j}, "
-            "which its mask hides; masked keys must get weight exactly 0"
+            _(
+                "{where} query {i} gives weight {weight:.3g} to key {j}, "
+                "which its mask hides; masked keys must get weight exactly 0",
+                where=where,
+                i=i,
+                weight=w[i, j],
+                j=j,
+            )
         )
     if not close(w.sum(axis=-1), 1.0):
         raise Failed(
-            f"{where} the rows of the weights sum to {shown(1.0, w.sum(axis=-1))[1]}, "
-            "not 1: normalise each row, e.sum(axis=-1, keepdims=True)"
+            _(
+                "{where} the rows of the weights sum to {totals}, "
+                "not 1: normalise each row, e.sum(axis=-1, keepdims=True)",
+                where=where,
+                totals=shown(1.0, w.sum(axis=-1))[1],
+            )
         )
     i = next((i for i in range(len(w)) if not close(w[i], expected[i])), None)
     if i is None:
         return  # right within rounding: the caller looks further
+    weights, returned = shown(expected[i], w[i])
     raise Failed(
-        "{} the weights of query {} should be {}, you returned {}. Subtract each row's "
-        "maximum over the keys it may attend to and change the scores and the weights in no "
-        "other way (no clipping, no rounding)".format(where, i, *shown(expected[i], w[i]))
+        _(
+            "{where} the weights of query {i} should be {weights}, you returned {returned}. "
+            "Subtract each row's maximum over the keys it may attend to and change the scores "
+            "and the weights in no other way (no clipping, no rounding)",
+            where=where,
+            i=i,
+            weights=weights,
+            returned=returned,
+        )
     )
 
 
@@ -415,34 +514,49 @@ def check_masked_self_attention(fn):
             scores = X64 @ X64.T  # (n, n)
             expected_w = masked_softmax(scores, mask)
             expected_out = expected_w @ X64
-            where = f"for X of shape (n, d) = {X.shape} and {what}"
+            where = _("for X of shape (n, d) = {shape} and {what}", shape=X.shape, what=what)
             with np.errstate(all="ignore"):  # NaN and overflow are reported below, in words
                 result = call(fn, X, mask)
             if not (isinstance(result, tuple) and len(result) == 2):
-                raise Failed("return a pair (output, weights)")
+                raise Failed(_("return a pair (output, weights)"))
             out = as_array(result[0], "output")
             w = as_array(result[1], "weights")
             if w.shape != (n, n):
                 raise Failed(
-                    f"{where} the weights have shape {w.shape}; they are (n, n) = "
-                    f"{(n, n)}, one row per query and one column per key"
+                    _(
+                        "{where} the weights have shape {shape}; they are (n, n) = "
+                        "{square}, one row per query and one column per key",
+                        where=where,
+                        shape=w.shape,
+                        square=(n, n),
+                    )
                 )
-            keeps_dtype(result[1], dtype, "the weights")
-            keeps_dtype(result[0], dtype, "the output")
+            keeps_dtype(result[1], dtype, _("the weights"))
+            keeps_dtype(result[0], dtype, _("the output"))
             if not close(w, expected_w):
                 with np.errstate(all="ignore"):
                     _wrong_masked_weights(w, X64, mask, where)
             if out.shape != X.shape:
                 raise Failed(
-                    f"{where} the output has shape {out.shape}; it holds one new "
-                    f"vector per token, shape (n, d) = {X.shape}: output = weights @ X"
+                    _(
+                        "{where} the output has shape {shape}; it holds one new "
+                        "vector per token, shape (n, d) = {tokens}: output = weights @ X",
+                        where=where,
+                        shape=out.shape,
+                        tokens=X.shape,
+                    )
                 )
             if not close(out, expected_out):
                 if close(out, w.astype(float) @ X64):  # the weights' small errors carried on
                     with np.errstate(all="ignore"):
                         _wrong_masked_weights(w, X64, mask, where)
-                raise Failed(f"{where} the weights are right but the output is not weights @ X")
-    return (
+                raise Failed(
+                    _(
+                        "{where} the weights are right but the output is not weights @ X",
+                        where=where,
+                    )
+                )
+    return _(
         "correct: masked keys get weight 0, every row sums to 1 even where the scores are "
         "huge, the output is weights @ X, and float32 stays float32"
     )
@@ -490,16 +604,23 @@ def _real_tokens(lengths, n, left):
 def _padding_mask_of(fn, lengths, n, left):
     """The answer to ``fn(lengths, n[, True])``; an integer type too small is explained."""
     args = (lengths, n, True) if left else (lengths, n)
-    called_with = f"lengths = np.array({lengths.tolist()}), n = {n}" + (", left = True" * left)
+    called_with = (
+        _("lengths = np.array({lengths}), n = {n}, left = True", lengths=lengths.tolist(), n=n)
+        if left
+        else _("lengths = np.array({lengths}), n = {n}", lengths=lengths.tolist(), n=n)
+    )
     try:
-        return ndarray(call(fn, *args, called_with=called_with), "the mask"), called_with
+        return ndarray(call(fn, *args, called_with=called_with), _("the mask")), called_with
     except Raised as raised:
         if "out of bounds for" not in raised.error:
             raise
         raise Failed(
-            f"{raised}: a position or a length held in a small integer type (np.int8, "
-            "np.uint8) cannot count past 127 or 255; keep them in the 64-bit integers that "
-            "np.arange(n) and lengths come in"
+            _(
+                "{raised}: a position or a length held in a small integer type (np.int8, "
+                "np.uint8) cannot count past 127 or 255; keep them in the 64-bit integers that "
+                "np.arange(n) and lengths come in",
+                raised=raised,
+            )
         ) from None
 
 
@@ -518,92 +639,157 @@ def check_padding_mask(fn):
         real = _real_tokens(lengths, n, left)  # (b, n)
         expected = real[:, None, :]  # (b, 1, n)
         got, called_with = _padding_mask_of(fn, lengths, n, left)
-        where = f"for {called_with}" + ("" if left else " (right padding, the default)")
+        where = (
+            _("for {called_with}", called_with=called_with)
+            if left
+            else _("for {called_with} (right padding, the default)", called_with=called_with)
+        )
         if got.dtype != np.bool_:
             raise Failed(
-                f"{where} you returned dtype {got.dtype}; return booleans, True = may "
-                "attend (a real token)"
+                _(
+                    "{where} you returned dtype {dtype}; return booleans, True = may "
+                    "attend (a real token)",
+                    where=where,
+                    dtype=got.dtype,
+                )
             )
         if got.shape == (b, n):
             raise Failed(
-                f"{where} you returned shape {got.shape} = (b, n). Add a middle axis "
-                f"of size 1, shape (b, 1, n) = {expected.shape}: against scores of "
-                "shape (b, n, n) it broadcasts over the query rows, whereas a (b, n) "
-                "mask would be lined up with the last two axes, queries and keys"
+                _(
+                    "{where} you returned shape {shape} = (b, n). Add a middle axis "
+                    "of size 1, shape (b, 1, n) = {expected}: against scores of "
+                    "shape (b, n, n) it broadcasts over the query rows, whereas a (b, n) "
+                    "mask would be lined up with the last two axes, queries and keys",
+                    where=where,
+                    shape=got.shape,
+                    expected=expected.shape,
+                )
             )
         if got.shape == (b, n, 1):
             raise Failed(
-                f"{where} you returned shape (b, n, 1), which hides query rows; a "
-                "padding mask hides the padded KEYS, the columns: shape (b, 1, n)"
+                _(
+                    "{where} you returned shape (b, n, 1), which hides query rows; a "
+                    "padding mask hides the padded KEYS, the columns: shape (b, 1, n)",
+                    where=where,
+                )
             )
         if got.shape == (b, n, n) and np.array_equal(got, real[:, :, None] & real[:, None, :]):
             raise Failed(
-                f"{where} you hid the padded queries (rows) as well as the padded "
-                "keys. A padded query's row is then empty: its softmax is 0/0, which "
-                "self_attention refuses with a ValueError. As the chapter says, only "
-                "the keys are hidden; padded queries keep attending to the real tokens "
-                "and their outputs are ignored. Return shape (b, 1, n)"
+                _(
+                    "{where} you hid the padded queries (rows) as well as the padded "
+                    "keys. A padded query's row is then empty: its softmax is 0/0, which "
+                    "self_attention refuses with a ValueError. As the chapter says, only "
+                    "the keys are hidden; padded queries keep attending to the real tokens "
+                    "and their outputs are ignored. Return shape (b, 1, n)",
+                    where=where,
+                )
             )
         longest = int(lengths.max())
         if longest < n and got.shape[1:] in ((1, longest), (longest,), (longest, 1)):
             raise Failed(
-                f"{where} your mask has {longest} positions, the longest sequence's length: "
-                f"the batch is padded to n = {n}, longer than every sequence, so the mask "
-                f"has n positions, shape (b, 1, n) = {expected.shape}"
+                _(
+                    "{where} your mask has {longest} positions, the longest sequence's "
+                    "length: the batch is padded to n = {n}, longer than every sequence, so "
+                    "the mask has n positions, shape (b, 1, n) = {expected}",
+                    where=where,
+                    longest=longest,
+                    n=n,
+                    expected=expected.shape,
+                )
             )
         if got.shape != expected.shape:
             sliced = (
-                f". Positions sliced from a table of fixed size {got.shape[-1]} run out past "
-                "it: count them for the n asked for, np.arange(n)"
+                _(
+                    ". Positions sliced from a table of fixed size {size} run out past "
+                    "it: count them for the n asked for, np.arange(n)",
+                    size=got.shape[-1],
+                )
                 if got.shape[:-1] == (b, 1) and got.shape[-1] < n
                 else ""
             )
             raise Failed(
-                f"{where} the mask should have shape (b, 1, n) = {expected.shape}, "
-                f"you returned {got.shape}{sliced}"
+                _(
+                    "{where} the mask should have shape (b, 1, n) = {expected}, "
+                    "you returned {shape}{sliced}",
+                    where=where,
+                    expected=expected.shape,
+                    shape=got.shape,
+                    sliced=sliced,
+                )
             )
         if np.array_equal(got, expected):
             continue
         if np.array_equal(got, ~expected):
             raise Failed(
-                f"{where} your mask is True on the padding and False on the real "
-                "tokens; in this book True means 'may attend': flip it"
+                _(
+                    "{where} your mask is True on the padding and False on the real "
+                    "tokens; in this book True means 'may attend': flip it",
+                    where=where,
+                )
             )
         if left and np.array_equal(got, _real_tokens(lengths, n, False)[:, None, :]):
             raise Failed(
-                f"{where} you padded on the right: with left=True the padding comes "
-                "first, so the real tokens are the LAST lengths[s] positions"
+                _(
+                    "{where} you padded on the right: with left=True the padding comes "
+                    "first, so the real tokens are the LAST lengths[s] positions",
+                    where=where,
+                )
             )
         if left and np.array_equal(got[:, 0], np.arange(n) >= lengths[:, None]):
             raise Failed(
-                f"{where} position j is real when j >= n - lengths[s] (the last "
-                "lengths[s] positions), not when j >= lengths[s]"
+                _(
+                    "{where} position j is real when j >= n - lengths[s] (the last "
+                    "lengths[s] positions), not when j >= lengths[s]",
+                    where=where,
+                )
             )
         if left and longest < n:
             start = np.arange(n) >= longest - lengths[:, None]  # (b, n)
             if any(np.array_equal(got[:, 0], a) for a in (start, start & (np.arange(n) < longest))):
                 raise Failed(
-                    f"{where} you counted the padding from the longest sequence's end, "
-                    f"position {longest}: the batch is padded to n = {n}, so the real "
-                    "tokens are the last lengths[s] of n positions, j >= n - lengths[s]"
+                    _(
+                        "{where} you counted the padding from the longest sequence's end, "
+                        "position {longest}: the batch is padded to n = {n}, so the real "
+                        "tokens are the last lengths[s] of n positions, j >= n - lengths[s]",
+                        where=where,
+                        longest=longest,
+                        n=n,
+                    )
                 )
         if not left and np.array_equal(got[:, 0], np.arange(n) <= lengths[:, None]):
             raise Failed(
-                f"{where} you let one padded key through: positions count from 0, so "
-                "the real tokens are j < lengths[s], not j <= lengths[s]"
+                _(
+                    "{where} you let one padded key through: positions count from 0, so "
+                    "the real tokens are j < lengths[s], not j <= lengths[s]",
+                    where=where,
+                )
             )
         wrong = np.argwhere(got != expected)  # (count, 3): sequence, 0, position
-        s, _, j = wrong[0]
+        s, j = wrong[0, 0], wrong[0, 2]
         raise Failed(
-            f"{where} entry [{s}, 0, {j}] should be {bool(expected[s, 0, j])}: "
-            f"position {j} of sequence {s} is "
-            f"{'a real token' if expected[s, 0, j] else 'padding'}."
+            (
+                _(
+                    "{where} entry [{s}, 0, {j}] should be True: position {j} of sequence {s} "
+                    "is a real token.",
+                    where=where,
+                    s=s,
+                    j=j,
+                )
+                if expected[s, 0, j]
+                else _(
+                    "{where} entry [{s}, 0, {j}] should be False: position {j} of sequence {s} "
+                    "is padding.",
+                    where=where,
+                    s=s,
+                    j=j,
+                )
+            )
             + (
-                _wrapped_past(int(wrong[:, 2].min()), "position")
-                or _wrapped_past(int(lengths[wrong[:, 0]].min()), "length")
+                _wrapped_past(int(wrong[:, 2].min()), _("position"))
+                or _wrapped_past(int(lengths[wrong[:, 0]].min()), _("length"))
             )
         )
-    return (
+    return _(
         "correct: (b, 1, n) booleans, True on each sequence's real tokens (the last ones "
         "with left=True), so padded keys get weight 0 and padded queries still attend to "
         "the real tokens, at every n tried (up to n > 1024)"

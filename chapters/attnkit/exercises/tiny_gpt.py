@@ -19,6 +19,7 @@ from .harness import (
     shown,
 )
 from .inputs import scores_from_queries_and_keys, spread
+from .wording import _
 
 __all__ = ["check_causal_rope_attention", "check_top_k_probabilities"]
 
@@ -56,27 +57,44 @@ def _rope_attention(Q, K, V, *, turn_q=True, turn_k=True, turn_v=False, pairing=
     return weights @ v, weights
 
 
-_ROPE_MISTAKES = {
-    "you did not turn the queries and keys at all: rotary position embedding turns each "
-    "query and each key by its own position before the scores": dict(turn_q=False, turn_k=False),
-    "you turned only the keys: turn the queries too, or the score depends on where the key "
-    "stands and not on the offset": dict(turn_q=False),
-    "you turned only the queries: turn the keys too, or the score depends on where the query "
-    "stands and not on the offset": dict(turn_k=False),
-    "you turned the values too: RoPE turns the queries and keys, which make the scores; the "
-    "values are mixed as they are": dict(turn_v=True),
-    "you paired column i with column i + d_k/2 (the 'rotate half' layout); this exercise "
-    "pairs ADJACENT columns, 2i with 2i+1, as chapter 5 and attnkit do": dict(pairing="half"),
-    "you turned each pair the wrong way, by -t: pair (x, y) becomes (x cos t - y sin t, "
-    "x sin t + y cos t)": dict(sign=-1),
-    "the causal mask is missing: query i may see keys 0..i only": dict(mask="none"),
-    "the mask is transposed: query i sees keys i..n-1, the future; keep keys j <= i "
-    "(np.tril, not np.triu)": dict(mask="transposed"),
-    "the mask lets query i see key i + 1, one step into the future; keep keys j <= i": dict(
-        mask="one ahead"
-    ),
-    "the scores are not divided by sqrt(d_k)": dict(scale=False),
-}
+def _rope_mistakes() -> dict[str, dict]:
+    """The typical mistakes, in words, and the keyword arguments of ``_rope_attention`` that
+    make them."""
+    return {
+        _(
+            "you did not turn the queries and keys at all: rotary position embedding turns each "
+            "query and each key by its own position before the scores"
+        ): dict(turn_q=False, turn_k=False),
+        _(
+            "you turned only the keys: turn the queries too, or the score depends on where the "
+            "key stands and not on the offset"
+        ): dict(turn_q=False),
+        _(
+            "you turned only the queries: turn the keys too, or the score depends on where the "
+            "query stands and not on the offset"
+        ): dict(turn_k=False),
+        _(
+            "you turned the values too: RoPE turns the queries and keys, which make the scores; "
+            "the values are mixed as they are"
+        ): dict(turn_v=True),
+        _(
+            "you paired column i with column i + d_k/2 (the 'rotate half' layout); this "
+            "exercise pairs ADJACENT columns, 2i with 2i+1, as chapter 5 and attnkit do"
+        ): dict(pairing="half"),
+        _(
+            "you turned each pair the wrong way, by -t: pair (x, y) becomes (x cos t - y sin t, "
+            "x sin t + y cos t)"
+        ): dict(sign=-1),
+        _("the causal mask is missing: query i may see keys 0..i only"): dict(mask="none"),
+        _(
+            "the mask is transposed: query i sees keys i..n-1, the future; keep keys j <= i "
+            "(np.tril, not np.triu)"
+        ): dict(mask="transposed"),
+        _("the mask lets query i see key i + 1, one step into the future; keep keys j <= i"): dict(
+            mask="one ahead"
+        ),
+        _("the scores are not divided by sqrt(d_k)"): dict(scale=False),
+    }
 
 
 def _extreme_rope_inputs(dtype):
@@ -105,10 +123,10 @@ def _extreme_rope_inputs(dtype):
 def _rope_cases(dtype):
     rng = random()
     cases = []
-    for _ in range(3):
+    for _case in range(3):
         h, n = int(rng.integers(1, 4)), int(rng.integers(2, 10))
         d_k, d_v = 2 * int(rng.integers(1, 9)), 2 * int(rng.integers(1, 4))
-        Q, K = (rng.normal(size=(h, n, d_k)) * rng.uniform(0.5, 2.0) for _ in range(2))
+        Q, K = (rng.normal(size=(h, n, d_k)) * rng.uniform(0.5, 2.0) for _array in range(2))
         V = spread((h, n, d_v), np.float64, decades=1.0)
         cases.append(tuple(a.astype(dtype) for a in (Q, K, V)))
     V1 = rng.normal(size=(2, 1, 4))  # one token: it sees only itself
@@ -131,12 +149,15 @@ def check_causal_rope_attention(fn):
     """
     for dtype in dtypes():
         for Q, K, V in _rope_cases(dtype):
-            where = (
-                f"for Q and K of shape {Q.shape} and V of shape {V.shape} in {np.dtype(dtype).name}"
+            where = _(
+                "for Q and K of shape {qk_shape} and V of shape {v_shape} in {dtype}",
+                qk_shape=Q.shape,
+                v_shape=V.shape,
+                dtype=np.dtype(dtype).name,
             )
             result = call(fn, Q, K, V)
             if not (isinstance(result, tuple) and len(result) == 2):
-                raise Failed("return a pair (output, weights)")
+                raise Failed(_("return a pair (output, weights)"))
             out, weights = (
                 as_array(part, name) for part, name in zip(result, ("output", "weights"))
             )
@@ -144,33 +165,53 @@ def check_causal_rope_attention(fn):
             for got, want, name in ((out, want_out, "output"), (weights, want_w, "weights")):
                 if got.shape != want.shape:
                     raise Failed(
-                        f"{where}, {name} should have shape {want.shape}, you returned {got.shape}"
+                        _(
+                            "{where}, {name} should have shape {expected}, you returned {got}",
+                            where=where,
+                            name=name,
+                            expected=want.shape,
+                            got=got.shape,
+                        )
                     )
                 keeps_dtype(result[0 if name == "output" else 1], dtype, name)
             if not (np.all(np.isfinite(out)) and np.all(np.isfinite(weights))):
                 raise Failed(
-                    f"{where} your answer contains NaN or inf: scores run from -20 000 to 5000 "
-                    "here, so subtract each row's own largest score (over the keys it may see) "
-                    "before exp"
+                    _(
+                        "{where} your answer contains NaN or inf: scores run from -20 000 to 5000 "
+                        "here, so subtract each row's own largest score (over the keys it may "
+                        "see) before exp",
+                        where=where,
+                    )
                 )
             if close(weights, want_w) and close(out, want_out):
                 continue
-            for advice, mistake in _ROPE_MISTAKES.items():
+            for advice, mistake in _rope_mistakes().items():
                 wrong_out, wrong_w = _rope_attention(Q, K, V, **mistake)
                 if close(weights, wrong_w) and close(out, wrong_out):
-                    raise Failed(f"{where}: {advice}")
+                    raise Failed(_("{where}: {advice}", where=where, advice=advice))
             if close(weights, want_w):
                 raise Failed(
-                    f"{where} the weights are right but the output is not: it is weights @ V, "
-                    "with V as it is given"
+                    _(
+                        "{where} the weights are right but the output is not: it is "
+                        "weights @ V, with V as it is given",
+                        where=where,
+                    )
                 )
             h, i, j = np.argwhere(~near(weights, want_w))[0]
             wanted, have = shown(want_w[h, i, j], weights[h, i, j])
             raise Failed(
-                f"{where}, weights[{h}, {i}, {j}] (head {h}, query {i}, key {j}) should be "
-                f"{wanted}, you returned {have}"
+                _(
+                    "{where}, weights[{h}, {i}, {j}] (head {h}, query {i}, key {j}) should be "
+                    "{wanted}, you returned {have}",
+                    where=where,
+                    h=h,
+                    i=i,
+                    j=j,
+                    wanted=wanted,
+                    have=have,
+                )
             )
-    return (
+    return _(
         "correct: queries and keys turned by their positions, scores divided by sqrt(d_k), "
         "keys up to the query's own position, every head, in the inputs' dtype, and stable "
         "for scores in the thousands"
@@ -201,24 +242,40 @@ def _top_k(logits, k, temperature, *, multiply=False, renormalise=True, smallest
 
 def _top_k_mistakes(k, vocab, ndim):
     found = {
-        "you multiplied the logits by the temperature; divide them by it, so that a "
-        "temperature below 1 sharpens the distribution": dict(multiply=True),
-        "your probabilities do not sum to 1: after cutting to the k largest, renormalise "
-        "(a softmax over the kept logits only)": dict(renormalise=False),
-        "you kept the k SMALLEST logits; keep the k largest": dict(smallest=True),
-        "the logits you dropped were set to 0, which still gives them probability; set them "
-        "to -inf, so that exp gives exactly 0": dict(fill=0.0),
+        _(
+            "you multiplied the logits by the temperature; divide them by it, so that a "
+            "temperature below 1 sharpens the distribution"
+        ): dict(multiply=True),
+        _(
+            "your probabilities do not sum to 1: after cutting to the k largest, renormalise "
+            "(a softmax over the kept logits only)"
+        ): dict(renormalise=False),
+        _("you kept the k SMALLEST logits; keep the k largest"): dict(smallest=True),
+        _(
+            "the logits you dropped were set to 0, which still gives them probability; set them "
+            "to -inf, so that exp gives exactly 0"
+        ): dict(fill=0.0),
     }
     if k + 1 <= vocab:
-        found[f"you kept {k + 1} tokens, one too many: keep exactly k = {k}"] = dict(keep=k + 1)
+        found[_("you kept {kept} tokens, one too many: keep exactly k = {k}", kept=k + 1, k=k)] = (
+            dict(keep=k + 1)
+        )
     if k - 1 >= 1:
         found[
-            f"you kept {k - 1} tokens, one too few (compare with >= the k-th largest, not >): "
-            f"keep exactly k = {k}"
+            _(
+                "you kept {kept} tokens, one too few (compare with >= the k-th largest, not >): "
+                "keep exactly k = {k}",
+                kept=k - 1,
+                k=k,
+            )
         ] = dict(keep=k - 1)
     if ndim > 1:
-        found["you chose the k largest along the first axis; each row (the last axis) is one "
-              "distribution over the vocabulary"] = dict(axis=0)  # fmt: skip
+        found[
+            _(
+                "you chose the k largest along the first axis; each row (the last axis) is one "
+                "distribution over the vocabulary"
+            )
+        ] = dict(axis=0)
     return found
 
 
@@ -255,32 +312,58 @@ def check_top_k_probabilities(fn):
     """
     for dtype in dtypes():
         for logits, k, temperature in _top_k_cases(dtype):
-            where = (
-                f"for logits of shape {logits.shape} in {np.dtype(dtype).name}, k = {k} and "
-                f"temperature {temperature}"
+            where = _(
+                "for logits of shape {shape} in {dtype}, k = {k} and temperature {temperature}",
+                shape=logits.shape,
+                dtype=np.dtype(dtype).name,
+                k=k,
+                temperature=temperature,
             )
             result = call(fn, logits, k, temperature)
-            got = as_array(result, "the probabilities")
+            got = as_array(result, _("the probabilities"))
             want = _top_k(logits, k, temperature)
             if got.shape != want.shape:
-                raise Failed(f"{where} the result should have shape {want.shape}, got {got.shape}")
-            keeps_dtype(result, dtype, "the probabilities")
+                raise Failed(
+                    _(
+                        "{where} the result should have shape {expected}, got {got}",
+                        where=where,
+                        expected=want.shape,
+                        got=got.shape,
+                    )
+                )
+            keeps_dtype(result, dtype, _("the probabilities"))
             if not np.all(np.isfinite(got)):
                 raise Failed(
-                    f"{where} your probabilities contain NaN or inf: subtract each row's own "
-                    "largest kept logit before exp (the logits here lie thousands apart)"
+                    _(
+                        "{where} your probabilities contain NaN or inf: subtract each row's own "
+                        "largest kept logit before exp (the logits here lie thousands apart)",
+                        where=where,
+                    )
                 )
             if close(got, want):
                 continue
             for advice, mistake in _top_k_mistakes(k, logits.shape[-1], logits.ndim).items():
                 if close(got, _top_k(logits, k, temperature, **mistake)):
-                    raise Failed(f"{where}: {advice}")
+                    raise Failed(_("{where}: {advice}", where=where, advice=advice))
             if close(got, _top_k(logits, k, 1.0)) and temperature != 1.0:
-                raise Failed(f"{where}: you left out the temperature; divide the logits by it")
+                raise Failed(
+                    _(
+                        "{where}: you left out the temperature; divide the logits by it",
+                        where=where,
+                    )
+                )
             index = tuple(np.argwhere(~near(got, want))[0])
             wanted, have = shown(want[index], got[index])
-            raise Failed(f"{where}, entry {list(index)} should be {wanted}, you returned {have}")
-    return (
+            raise Failed(
+                _(
+                    "{where}, entry {index} should be {wanted}, you returned {have}",
+                    where=where,
+                    index=[int(i) for i in index],  # [0, 3], not NumPy 2's [np.int64(0), ...]
+                    wanted=wanted,
+                    have=have,
+                )
+            )
+    return _(
         "correct: the k largest logits of each row, divided by the temperature, through a "
         "stable softmax, every other token exactly 0, in the logits' dtype"
     )

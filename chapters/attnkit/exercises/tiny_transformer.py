@@ -4,6 +4,7 @@ import numpy as np
 
 from .harness import Failed, Raised, call, check, close, dtypes, random, shown
 from .inputs import spread
+from .wording import _
 
 __all__ = ["check_diagonal_mass"]
 
@@ -100,33 +101,53 @@ def _wrong_mean(w, offset, got, want, where):
     count = sum(0 <= i + offset < n for i in range(n))
     if close(got, _mean_on_diagonal(w, -offset).numpy()):
         raise Failed(
-            f"{where} you measured key i - offset, or read weights[..., key, "
-            "query]; the pattern asks for query i's weight on key i + offset "
-            "(offset -1 means one step back)"
+            _(
+                "{where} you measured key i - offset, or read weights[..., key, "
+                "query]; the pattern asks for query i's weight on key i + offset "
+                "(offset -1 means one step back)",
+                where=where,
+            )
         )
     if close(got, want * count):
-        raise Failed(f"{where} you summed over the queries; take the mean")
+        raise Failed(_("{where} you summed over the queries; take the mean", where=where))
     if count < n and close(got, want * count / n):
         raise Failed(
-            f"{where} you divided by all n = {n} queries; only the {count} "
-            f"queries whose key i + offset exists count, so divide by {count}"
+            _(
+                "{where} you divided by all n = {n} queries; only the {count} "
+                "queries whose key i + offset exists count, so divide by {count}",
+                where=where,
+                n=n,
+                count=count,
+            )
         )
     if close(got, wrapped):
         raise Failed(
-            f"{where} you included queries whose key i + offset lies outside "
-            "0..n-1: a negative index wraps around to the end of the row. Leave "
-            "those queries out"
+            _(
+                "{where} you included queries whose key i + offset lies outside "
+                "0..n-1: a negative index wraps around to the end of the row. Leave "
+                "those queries out",
+                where=where,
+            )
         )
     if n >= 128:  # the smaller weights before passed
         raise Failed(
-            f"{where} your means are wrong, though they were right for the smaller weights "
-            "before: keep the query and key indices in int64, torch.arange's default. int8 "
-            "holds only -128 .. 127 and uint8 0 .. 255, so larger indices wrap around"
+            _(
+                "{where} your means are wrong, though they were right for the smaller weights "
+                "before: keep the query and key indices in int64, torch.arange's default. int8 "
+                "holds only -128 .. 127 and uint8 0 .. 255, so larger indices wrap around",
+                where=where,
+            )
         )
+    expected, returned = shown(want, got)
     raise Failed(
-        "{} the result should be {}, you returned {}: for each head, the mean "
-        "of weights[s, head, i, i + offset] over the batch s and the queries i "
-        "that have that key".format(where, *shown(want, got))
+        _(
+            "{where} the result should be {expected}, you returned {returned}: for each head, "
+            "the mean of weights[s, head, i, i + offset] over the batch s and the queries i "
+            "that have that key",
+            where=where,
+            expected=expected,
+            returned=returned,
+        )
     )
 
 
@@ -146,54 +167,80 @@ def check_diagonal_mass(fn):
         for w, offsets in _cases({np.float64: torch.float64, np.float32: torch.float32}[dtype]):
             n = w.shape[-1]
             for offset in offsets:
-                where = (
-                    f"for weights of shape (b, h, n, n) = {tuple(w.shape)}, dtype {w.dtype}, "
-                    f"and offset {offset}"
+                where = _(
+                    "for weights of shape (b, h, n, n) = {shape}, dtype {dtype}, "
+                    "and offset {offset}",
+                    shape=tuple(w.shape),
+                    dtype=w.dtype,
+                    offset=offset,
                 )
                 try:
                     got = call(fn, w, offset)
                 except Raised as raised:
                     hint = (
-                        ". Keep the indices int64, torch.arange's default: int8 holds only "
-                        "-128 .. 127, and a uint8 tensor used as an index is read as a mask"
+                        _(
+                            ". Keep the indices int64, torch.arange's default: int8 holds only "
+                            "-128 .. 127, and a uint8 tensor used as an index is read as a mask"
+                        )
                         if n >= 128
                         else ""
                     )
                     raise Failed(
-                        f"{where} your function raised {raised.error}. For offset {offset} "
-                        f"only the queries i with 0 <= i + offset < n have a key to look "
-                        f"at{hint}"
+                        _(
+                            "{where} your function raised {error}. For offset {offset} "
+                            "only the queries i with 0 <= i + offset < n have a key to look "
+                            "at{hint}",
+                            where=where,
+                            error=raised.error,
+                            offset=offset,
+                            hint=hint,
+                        )
                     ) from None
                 if not isinstance(got, torch.Tensor):
                     kind = (
-                        "a NumPy array"
+                        _("a NumPy array")
                         if isinstance(got, np.ndarray)
-                        else f"a {type(got).__name__}"
+                        else _("a {type}", type=type(got).__name__)
                     )
                     raise Failed(
-                        f"{where} you returned {kind}; return a torch tensor, one number per head"
+                        _(
+                            "{where} you returned {kind}; return a torch tensor, one number "
+                            "per head",
+                            where=where,
+                            kind=kind,
+                        )
                     )
                 want = _mean_on_diagonal(w, offset)
                 if got.shape != want.shape:
                     hint = (
-                        " You averaged over the heads too; keep one number per head."
+                        _(" You averaged over the heads too; keep one number per head.")
                         if got.numel() == 1
                         else ""
                     )
                     raise Failed(
-                        f"{where} the result should have shape (h,) = "
-                        f"{tuple(want.shape)}, you returned {tuple(got.shape)}.{hint}"
+                        _(
+                            "{where} the result should have shape (h,) = "
+                            "{expected}, you returned {got}.{hint}",
+                            where=where,
+                            expected=tuple(want.shape),
+                            got=tuple(got.shape),
+                            hint=hint,
+                        )
                     )
                 if got.dtype != w.dtype:
                     raise Failed(
-                        f"{where} you returned dtype {got.dtype}: keep the weights' dtype. "
-                        "A tensor made with torch.zeros(h) is float32 unless given "
-                        "dtype=weights.dtype, and .double() or NumPy's float64 makes float64"
+                        _(
+                            "{where} you returned dtype {dtype}: keep the weights' dtype. "
+                            "A tensor made with torch.zeros(h) is float32 unless given "
+                            "dtype=weights.dtype, and .double() or NumPy's float64 makes float64",
+                            where=where,
+                            dtype=got.dtype,
+                        )
                     )
                 got = got.detach().cpu().numpy()
                 if not close(got, want.numpy()):
                     _wrong_mean(w, offset, got, want.numpy(), where)
-    return (
+    return _(
         "correct: one mean per head, over the batch and the queries that have a key there, "
         "for weights of any size, in the weights' dtype"
     )

@@ -13,6 +13,8 @@ The functions below make wrong answers of the families that fit any exercise, fr
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -91,6 +93,15 @@ class Answers:
 
     def families(self) -> set[str]:
         return {wrong.family for wrong in self.wrong.values()}
+
+
+def every_answers() -> list[Answers]:
+    """The answers of every chapter's module, in the modules' order."""
+    return [
+        answers
+        for module in sorted(m.name for m in pkgutil.iter_modules(__path__))
+        for answers in importlib.import_module(f"{__name__}.{module}").ANSWERS
+    ]
 
 
 def seeds(*names: str, count: int = 1) -> list[int]:

@@ -1,0 +1,162 @@
+"""The exercise checks speak the student's language (``attnkit/exercises/wording.py``).
+
+Every message a student can read is a template given to ``_()``; the Japanese catalogue holds
+each template of the sources and no other, every one translated, none fuzzy, with the same
+fields; and every verdict of every check, right answer or wrong, reads in Japanese when
+``ATTNKIT_LANGUAGE=ja``.
+"""
+
+import ast
+import string
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from babel.messages.extract import extract_from_dir
+from babel.messages.pofile import read_po
+
+import attnkit.exercises
+from attnkit.exercises import wording
+from tests.support.answers import every_answers, seeds
+
+EXERCISES = Path(attnkit.exercises.__file__).parent
+CATALOGUE = EXERCISES / "locales" / "ja" / "LC_MESSAGES" / "checks.po"
+
+
+def module_trees():
+    return {path.name: ast.parse(path.read_text()) for path in sorted(EXERCISES.glob("*.py"))}
+
+
+def is_translated(node) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_"
+
+
+def is_message(node) -> bool:
+    """A template, a name that holds one, or a template with more added."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return is_message(node.left)
+    if isinstance(node, ast.IfExp):
+        return is_message(node.body) and is_message(node.orelse)
+    return is_translated(node) or isinstance(node, ast.Name)
+
+
+def decorated_as_check(function) -> bool:
+    return any(
+        (isinstance(d, ast.Name) and d.id == "check")
+        or (isinstance(d, ast.Call) and getattr(d.func, "id", None) == "check")
+        for d in function.decorator_list
+    )
+
+
+def test_every_message_is_a_template_given_to_the_catalogue():
+    untranslated = []
+    for name, tree in module_trees().items():
+        for node in ast.walk(tree):
+            if is_translated(node):
+                template = node.args[0] if len(node.args) == 1 else None
+                if not (isinstance(template, ast.Constant) and isinstance(template.value, str)):
+                    untranslated.append((name, node.lineno, "_() of no plain string"))
+                    continue
+                fields = {f for _, f, _, _ in string.Formatter().parse(template.value) if f}
+                arguments = {k.arg for k in node.keywords}  # None: a **mapping of them
+                if (None not in arguments and fields != arguments) or "" in fields:
+                    untranslated.append((name, node.lineno, "fields and arguments differ"))
+            # what a check fails with: a template, or a name that holds one
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", None) in ("Failed", "Raised")
+                and not is_message(node.args[0])
+            ):
+                untranslated.append((name, node.lineno, "Failed() of no template"))
+            # what a check passes with
+            if isinstance(node, ast.FunctionDef) and decorated_as_check(node):
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Return) and not is_translated(inner.value):
+                        untranslated.append((name, inner.lineno, "a verdict of no template"))
+    assert untranslated == []
+
+
+def template_fields(text: str) -> Counter:
+    return Counter((f, spec) for _, f, spec, _ in string.Formatter().parse(text) if f is not None)
+
+
+def test_the_japanese_catalogue_holds_every_template_translated_with_its_fields():
+    extracted = {
+        message
+        for _, _, message, _, _ in extract_from_dir(
+            EXERCISES, method_map=[("**.py", "python")], keywords={"_": None}
+        )
+    }
+    with open(CATALOGUE, "rb") as file:
+        catalogue = read_po(file)
+    entries = {m.id: m for m in catalogue if m.id}
+    assert not extracted - entries.keys(), "new messages: run make catalogues, then translate"
+    assert not entries.keys() - extracted, "messages no check uses: run make catalogues"
+    assert not catalogue.obsolete
+    for message in entries.values():
+        assert message.string, f"untranslated: {message.id!r}"
+        assert not message.fuzzy, f"fuzzy (the English changed): {message.id!r}"
+        assert template_fields(message.string) == template_fields(message.id), message.id
+        assert wording.catalogue("ja")[message.id] == message.string  # read alike here
+
+
+def test_the_catalogue_reader_skips_what_is_not_a_translation():
+    text = "\n".join(
+        [
+            'msgid ""',
+            'msgstr "Language: ja\\n"',
+            "",
+            "#, python-brace-format",
+            'msgid ""',
+            '"two lines, {n} \\"quoted\\""',
+            'msgstr "二行 {n} \\"引用\\""',
+            "",
+            "#, fuzzy, python-brace-format",
+            'msgid "changed {n}"',
+            'msgstr "古い {n}"',
+            "",
+            'msgid "not yet"',
+            'msgstr ""',
+        ]
+    )
+    assert wording.read_po(text) == {'two lines, {n} "quoted"': '二行 {n} "引用"'}
+
+
+@pytest.mark.parametrize(
+    "setting, language", [(None, "en"), ("ja", "ja"), ("ja_JP.UTF-8", "ja"), ("xx", "en")]
+)
+def test_the_language_is_read_from_the_environment(monkeypatch, setting, language):
+    if setting is None:
+        monkeypatch.delenv(wording.LANGUAGE_VARIABLE, raising=False)
+    else:
+        monkeypatch.setenv(wording.LANGUAGE_VARIABLE, setting)
+    assert wording.language() == language
+    translated = wording._("the result")
+    assert (translated == "the result") == (language == "en")
+
+
+# every check's reference answer, and each wrong answer in the first dtype it is tried in
+VERDICTS = [(a, a.right["reference"], "reference", None) for a in every_answers()] + [
+    (a, wrong.fn, name, wrong.dtypes[0] if a.float_inputs else None)
+    for a in every_answers()
+    for name, wrong in a.wrong.items()
+]
+
+
+@pytest.mark.parametrize(
+    "answers, fn, name, dtype",
+    VERDICTS,
+    ids=[f"{a.name}-{name}-{getattr(d, '__name__', 'all')}" for a, _, name, d in VERDICTS],
+)
+def test_every_verdict_reads_in_japanese(monkeypatch, answers, fn, name, dtype):
+    if dtype is None:
+        options = {"seed": seeds(answers.name, name)[0]}
+    else:
+        options = {"seed": seeds(answers.name, name, dtype.__name__)[0], "dtypes": (dtype,)}
+    english = answers.check(fn, **options)
+    monkeypatch.setenv(wording.LANGUAGE_VARIABLE, "ja")
+    japanese = answers.check(fn, **options)
+    assert japanese.passed == english.passed
+    assert japanese.message != english.message
+    assert any("\u3040" <= c <= "\u9fff" for c in japanese.message), japanese.message
+    assert repr(japanese).startswith("✓ " if japanese.passed else "✗ 不合格: ")
