@@ -178,16 +178,24 @@ test-class: class-for-tests
 test-book: test-class test-site test-editions test-readings
 
 # The student edition: the same book with every solution removed (not hidden) from every file,
-# built in $(OUT)/_build/.student and copied to $(OUT)/_build/student. Pages are read alike in
-# both editions (_ext/student_edition.py): where make book has run, the student edition starts
-# from its read pages (.doctrees, and the outputs in jupyter_execute) and only writes; Sphinx
-# reads again any page changed since.
+# in English and in Japanese, side by side as make book builds them, built in
+# $(OUT)/_build/.student and .student-ja and copied to $(OUT)/_build/student and student/ja.
+# Pages are read alike in both editions (_ext/student_edition.py): where make book has run, each
+# language starts from its read pages (.doctrees, and the outputs in jupyter_execute) and only
+# writes; Sphinx reads again any page changed since.
+STUDENT_BUILD = BOOK_TRANSLATED=1 BOOK_EDITION=student BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BUILD)
 student: $(VENV)/installed node_modules/.package-lock.json
-	rm -rf $(OUT)/_build/.student && mkdir -p $(OUT)/_build/.student/_build
+	rm -rf $(OUT)/_build/.student $(OUT)/_build/.student-ja
+	mkdir -p $(OUT)/_build/.student/_build $(OUT)/_build/.student-ja/_build
 	if [ -d $(OUT)/_build/.doctrees ]; then \
 	  cp -R $(OUT)/_build/.doctrees $(OUT)/_build/jupyter_execute $(OUT)/_build/.student/_build/; fi
-	BOOK_EDITION=student BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BUILD) --path-output $(OUT)/_build/.student
+	if [ -d $(OUT)/_build/.ja/_build/.doctrees ]; then cp -R $(OUT)/_build/.ja/_build/.doctrees \
+	  $(OUT)/_build/.ja/_build/jupyter_execute $(OUT)/_build/.student-ja/_build/; fi
+	$(STUDENT_BUILD) --path-output $(OUT)/_build/.student & english=$$!; \
+	BOOK_LANGUAGE=ja $(STUDENT_BUILD) --path-output $(OUT)/_build/.student-ja; japanese=$$?; \
+	wait $$english && test $$japanese = 0
 	rm -rf $(OUT)/_build/student && cp -R $(OUT)/_build/.student/_build/html $(OUT)/_build/student
+	cp -R $(OUT)/_build/.student-ja/_build/html $(OUT)/_build/student/ja
 	@echo "The student edition is in $(OUT)/_build/student: open $(OUT)/_build/student/index.html"
 
 # The whole book as one PDF, $(OUT)/_build/pdf/attention-step-by-step.pdf: the one-page build

@@ -12,7 +12,8 @@ Binder opens the chapter's MyST file in JupyterLab, where Jupytext shows it as a
 
 The student edition's buttons open its own notebooks, without solutions, which the workflow
 publishes under ``STUDENT_FOLDER/`` on the same branch; the Japanese edition's open its
-notebooks in Japanese, published under its folder (``ja/``, as on the site: ``edition_folder``).
+notebooks in Japanese, published under its folder (``ja/``, as on the site: ``edition_folder``),
+and the Japanese student edition's under ``STUDENT_FOLDER/ja/``.
 Colab opens them there; Binder starts the book's environment (the branch built, with its
 ``binder/``) and pulls the notebooks branch into it with nbgitpuller
 (``binder/requirements.txt``), then opens the edition's notebook.
@@ -51,8 +52,9 @@ STUDENT_FOLDER = "student"  # the student edition's notebooks, on that branch
 
 
 def notebook_folder(student: bool, language: str | None) -> str:
-    """Where an edition's notebooks are on the notebooks branch: "" for the book's."""
-    return f"{STUDENT_FOLDER}/" if student else edition_folder(language)
+    """Where an edition's notebooks are on the notebooks branch: "" for the book's, ``ja/`` for
+    the Japanese one's, ``student/`` and ``student/ja/`` for the student edition's."""
+    return f"{STUDENT_FOLDER}/{edition_folder(language)}" if student else edition_folder(language)
 
 
 def launch_links(repository: dict, pagename: str, folder: str = "") -> dict[str, str]:

@@ -5,7 +5,8 @@
 Colab opens only notebooks stored on GitHub. This commits every notebook under the build's
 ``_sources/`` (``chapters/<slug>.ipynb``, the path the Colab button names), the Japanese
 edition's under ``ja/`` (from the build's ``ja/_sources/``) and, with ``--student``, the student
-edition's under ``STUDENT_FOLDER/`` (what their Colab and Binder buttons open) as the whole
+edition's under ``STUDENT_FOLDER/`` and ``STUDENT_FOLDER/ja/`` (what their Colab and Binder
+buttons open) as the whole
 content of the branch ``NOTEBOOKS_BRANCH``, in one commit without history, and force-pushes it.
 It uses git's plumbing in the current checkout, so the push uses the checkout's credentials and
 the working tree is not touched.
@@ -48,20 +49,20 @@ def notebooks(html: Path, folder: str = "") -> dict[str, Path]:
     return found
 
 
-def editions(html: Path) -> dict[str, Path]:
+def editions(html: Path, prefix: str = "") -> dict[str, Path]:
     """The notebooks of the editions in other languages built beside the book (``ja/``)."""
     return {
         path: notebook
         for folder in sorted(html.iterdir())
         if (folder / "_sources").is_dir()
-        for path, notebook in notebooks(folder, f"{folder.name}/").items()
+        for path, notebook in notebooks(folder, f"{prefix}{folder.name}/").items()
     }
 
 
 def publish(html: Path, remote: str, student: Path | None = None) -> str:
     files = notebooks(html) | editions(html)
     if student:
-        files |= notebooks(student, f"{STUDENT_FOLDER}/")
+        files |= notebooks(student, f"{STUDENT_FOLDER}/") | editions(student, f"{STUDENT_FOLDER}/")
     with tempfile.TemporaryDirectory() as folder:
         env = IDENTITY | os.environ | {"GIT_INDEX_FILE": str(Path(folder) / "index")}
         for path, notebook in files.items():

@@ -4,7 +4,8 @@ With the environment variable ``BOOK_EDITION=student`` (``make student`` sets it
 
 - the solutions of sphinx-exercise (the ``solution`` directive and the gated
   ``solution-start``/``solution-end`` form, code cells and outputs included) and the
-  "Answers to ..." dropdowns are deleted from every page's document tree before it is
+  "Answers to ..." dropdowns (marked before the Japanese edition translates their titles) are
+  deleted from every page's document tree before it is
   written, so they are absent from the HTML and from the search index, not merely hidden
   (pages are read as in the full edition, whose read pages ``make student`` starts from);
 - a page whose front matter says ``student-edition: intro-only`` (the errata, which answer the
@@ -29,23 +30,36 @@ from pathlib import Path
 
 from docutils import nodes
 from myst_directives import directives
+from sphinx.locale import _
+from sphinx.transforms import SphinxTransform
 from sphinx_exercise.nodes import solution_node
 
 ANSWERS_TITLE = "Answers to"
+ANSWERS_CLASS = "answers"
 INTRO_ONLY = "intro-only"
+# its Japanese is in sphinx.po (_templates/words-outside-templates.html)
 WITHHELD = (
     "The rest of this page is withheld in the student edition: it answers the "
     "spot-the-error exercises. Your instructor can give you the full edition."
 )
 
 
+class MarkAnswers(SphinxTransform):
+    """Mark the "Answers to" dropdowns by a class while their titles are still English: the
+    Japanese edition translates them next (Sphinx's Locale transform, priority 20)."""
+
+    default_priority = 10
+
+    def apply(self, **kwargs) -> None:
+        for node in self.document.findall(nodes.admonition):
+            title = node[0] if node.children else None
+            if isinstance(title, nodes.title) and title.astext().startswith(ANSWERS_TITLE):
+                node["classes"].append(ANSWERS_CLASS)
+
+
 def is_answers_dropdown(node) -> bool:
-    return (
-        isinstance(node, nodes.admonition)
-        and "dropdown" in node.get("classes", [])
-        and node.children
-        and isinstance(node[0], nodes.title)
-        and node[0].astext().startswith(ANSWERS_TITLE)
+    return isinstance(node, nodes.admonition) and {"dropdown", ANSWERS_CLASS} <= set(
+        node.get("classes", [])
     )
 
 
@@ -71,7 +85,7 @@ def forget_labels(env, docname, withheld_nodes):
     ids = {i for node in withheld_nodes for n in node.findall(nodes.Element) for i in n["ids"]}
     std = env.get_domain("std")
     for labels in (std.labels, std.anonlabels):
-        for name, (doc, label, *_) in list(labels.items()):
+        for name, (doc, label, *_rest) in list(labels.items()):
             if doc == docname and label in ids:
                 del labels[name]
 
@@ -104,7 +118,7 @@ def remove_solutions(app, doctree, docname):
         for section in sections_after_intro(doctree):
             section.parent.remove(section)
         next(iter(doctree.findall(nodes.section))).append(
-            nodes.note("", nodes.paragraph(text=WITHHELD))
+            nodes.note("", nodes.paragraph(text=str(_(WITHHELD))))
         )
 
 
@@ -143,9 +157,10 @@ def write_student_sources(app, exception):
 def setup(app):
     # "html": the edition changes what is written, not what is read
     app.add_config_value("student_edition", os.environ.get("BOOK_EDITION") == "student", "html")
+    app.add_transform(MarkAnswers)
     app.connect("env-updated", withhold_from_environment)
     app.connect("doctree-resolved", remove_solutions)
     app.connect("build-finished", write_student_sources)
     # env_version: the pages are now read alike in both editions; an environment that an older
     # version of this extension left (with the solutions' labels dropped) is read again
-    return {"env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}
+    return {"env_version": 3, "parallel_read_safe": True, "parallel_write_safe": True}

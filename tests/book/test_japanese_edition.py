@@ -118,14 +118,17 @@ def prose(markdown: str, md) -> list[str]:
 @pytest.mark.parametrize("name", chapter_files())
 def test_the_japanese_notebook_is_the_chapter_in_japanese(editions, name):
     """The notebook a Japanese page offers: the English one's cells and code, its prose the
-    page's Japanese (from the same catalogue)."""
+    page's Japanese (from the same catalogue), and a set-up cell that makes the exercise checks
+    answer in Japanese."""
     notebooks = [
         nbformat.read(edition / "_sources" / f"{name}.ipynb", as_version=4) for edition in editions
     ]
     english, japanese = (list(notebook.cells) for notebook in notebooks)
     assert [c.cell_type for c in japanese] == [c.cell_type for c in english]
     code = [[c.source for c in cells if c.cell_type == "code"] for cells in (english, japanese)]
-    assert code[0] == code[1]
+    assert code[0][1:] == code[1][1:]
+    language = 'os.environ["ATTNKIT_LANGUAGE"] = "ja"  # the exercise checks\' messages\n'
+    assert code[1][0].replace(language, "") == code[0][0] != code[1][0]
     md = MARKDOWN.parser(MdParserConfig(enable_extensions={"colon_fence", "dollarmath"}))
     paragraphs = [
         p for cell in japanese if cell.cell_type == "markdown" for p in prose(cell.source, md)

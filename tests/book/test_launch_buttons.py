@@ -120,6 +120,7 @@ def test_every_button_opens_the_notebook_the_publish_step_pushes(
         "book": built_book[0],
         "Japanese edition": built_book[0] / "ja",
         "student edition": built_student_edition,
+        "Japanese student edition": built_student_edition / "ja",
     }
     for edition, html_dir in editions.items():
         for name in CHAPTER_PAGES:

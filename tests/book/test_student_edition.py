@@ -1,6 +1,6 @@
-"""The student edition keeps every exercise and serves no solution from any of its files:
-pages, page sources, notebooks, search index, inventory (objects.inv), contents menus, anything;
-and its launch buttons open its own notebooks."""
+"""The student edition, in English and in Japanese (``ja/``), keeps every exercise and serves no
+solution from any of its files: pages, page sources, notebooks, search index, inventory
+(objects.inv), contents menus, anything; and its launch buttons open its own notebooks."""
 
 import html as html_lib
 import json
@@ -25,18 +25,28 @@ pytestmark = pytest.mark.build
 
 BINARY = {".woff", ".woff2", ".ttf", ".eot", ".png", ".svg", ".ico"}  # files with no text to scan
 SHINGLE = 8  # a run of this many words from a solution, found nowhere else in the book, is a leak
+SHINGLE_JA = 16  # Japanese has no spaces between words: a run of this many letters
 ERRATA = "appendix/errata"
+# the title of an "Answers to" dropdown in the book and in its Japanese edition
+ANSWERS_TITLE = r'<p class="admonition-title">(?:Answers to|「[^」<]+」の答え)'
+WITHHELD_JA = "このページの残りは学生版では省かれています"
 
 
 def words(text):
     return re.findall(r"\w+", text.lower())
 
 
-def shingles(text):
-    """Runs of SHINGLE words, of which at least half are words (not numbers: arrays repeat)."""
-    tokens = words(text)
-    runs = (tokens[i : i + SHINGLE] for i in range(len(tokens) - SHINGLE + 1))
-    return {" ".join(run) for run in runs if sum(not t.isdigit() for t in run) * 2 >= SHINGLE}
+def letters(text):
+    """Japanese letter by letter, and each run of Latin letters and digits as one word."""
+    return re.findall(r"[a-z0-9_]+|[^\W\x00-\x7f]", text.lower())
+
+
+def shingles(text, japanese=False):
+    """Runs of SHINGLE words (SHINGLE_JA letters in Japanese), of which at least half are words
+    or letters (not numbers: arrays repeat)."""
+    tokens, size = (letters(text), SHINGLE_JA) if japanese else (words(text), SHINGLE)
+    runs = (tokens[i : i + size] for i in range(len(tokens) - size + 1))
+    return {" ".join(run) for run in runs if sum(not t.isdigit() for t in run) * 2 >= size}
 
 
 def strings(value):
@@ -68,7 +78,7 @@ def answer_blocks(html, name):
     starts = [
         m.start()
         for m in re.finditer(
-            r'<div class="solution[ "]|<div class="[^"]*dropdown[^"]*">\s*<p class="admonition-title">Answers to',
+            rf'<div class="solution[ "]|<div class="[^"]*dropdown[^"]*">\s*{ANSWERS_TITLE}',
             html,
         )
     ]
@@ -89,24 +99,32 @@ def answer_blocks(html, name):
     return blocks
 
 
-@pytest.fixture(scope="module")
-def leaks(built_book):
+def distinctive_runs(html_dir, japanese=False):
     """Every solution's word runs that appear nowhere in the normal edition outside answers."""
-    html_dir = built_book[0]
     answers, rest = {}, set()
     for name in toc_files():
         html = page(html_dir, name)
         blocks = answer_blocks(html, name)
         for block in blocks:
             html = html.replace(block, " ")
-        rest |= shingles(visible_text(html))
-        answers[name] = [shingles(visible_text(block)) for block in blocks]
+        rest |= shingles(visible_text(html), japanese)
+        answers[name] = [shingles(visible_text(block), japanese) for block in blocks]
     distinctive = {name: [runs - rest for runs in blocks] for name, blocks in answers.items()}
     for name in chapter_files():
         assert len(distinctive[name]) >= 4, name
         assert all(distinctive[name]), f"{name}: an answer with no distinctive words"
     assert len(distinctive[ERRATA]) >= 10
     return set().union(*(runs for blocks in distinctive.values() for runs in blocks))
+
+
+@pytest.fixture(scope="module")
+def leaks(built_book):
+    return distinctive_runs(built_book[0])
+
+
+@pytest.fixture(scope="module")
+def japanese_leaks(built_book):
+    return distinctive_runs(built_book[0] / "ja", japanese=True)
 
 
 def served_texts(path):
@@ -125,14 +143,21 @@ def served_texts(path):
     return [text]
 
 
-def test_no_file_of_the_student_edition_contains_a_solution(built_student_edition, leaks):
-    files = [path for path in built_student_edition.rglob("*") if path.is_file()]
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_no_file_of_the_student_edition_contains_a_solution(
+    built_student_edition, request, language
+):
+    """The English solutions are looked for in both editions, the Japanese ones in theirs."""
+    japanese = language == "ja"
+    folder = built_student_edition / "ja" if japanese else built_student_edition
+    runs = request.getfixturevalue("japanese_leaks" if japanese else "leaks")
+    files = [path for path in folder.rglob("*") if path.is_file()]
     assert len(files) > 100
     found = {}
     for path in files:
         if path.suffix in BINARY:
             continue
-        hits = set().union(*(leaks & shingles(text) for text in served_texts(path)))
+        hits = set().union(*(runs & shingles(text, japanese) for text in served_texts(path)))
         if hits:
             found[str(path.relative_to(built_student_edition))] = sorted(hits)[:3]
     assert found == {}
@@ -198,12 +223,14 @@ def intro_only_pages():
     ]
 
 
+@pytest.mark.parametrize("folder", ["", "ja"])
 @pytest.mark.parametrize("name", intro_only_pages())
 def test_intro_only_page_lists_no_section_in_its_contents_menu(
-    built_book, built_student_edition, name
+    built_book, built_student_edition, name, folder
 ):
-    assert len(contents_menu(page(built_book[0], name))) >= 13  # every erratum, in the book
-    assert contents_menu(page(built_student_edition, name)) == []  # the introduction has none
+    # every erratum, in the book; the introduction has none
+    assert len(contents_menu(page(built_book[0] / folder, name))) >= 13
+    assert contents_menu(page(built_student_edition / folder, name)) == []
 
 
 @pytest.mark.parametrize("chapter", chapter_files())
@@ -225,27 +252,52 @@ def test_student_edition_has_every_exercise_and_check(built_book, built_student_
     assert 'pip_install(f"git+{REPOSITORY}@{BRANCH}")' in notebook.cells[0].source
 
 
-def test_student_edition_holds_back_the_errata(built_student_edition):
-    errata = page(built_student_edition, ERRATA)
-    assert "withheld in the student edition" in errata
+@pytest.mark.parametrize("chapter", chapter_files())
+def test_japanese_student_edition_has_every_exercise_and_check(
+    built_book, built_student_edition, chapter
+):
+    teacher = page(built_book[0] / "ja", chapter)
+    student = page(built_student_edition / "ja", chapter)
+    exercises = teacher.count('class="exercise admonition"')
+    assert exercises >= 4 and student.count('class="exercise admonition"') == exercises
+    assert 'class="solution' in teacher and 'class="solution' not in student
+    answers = re.findall(ANSWERS_TITLE, teacher)  # as many as the English source has
+    assert len(answers) == (ROOT / f"{chapter}.md").read_text().count("{admonition} Answers to")
+    assert not re.search(ANSWERS_TITLE, student)
+    # its notebook: the exercises in Japanese, their checks answering in Japanese, no solution
+    path = built_student_edition / "ja" / "_sources" / f"{chapter}.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    text = "\n".join(cell.source for cell in notebook.cells)
+    assert "{exercise}" in text and "{solution" not in text and "Answers to" not in text
+    assert "演習" in text
+    assert 'os.environ["ATTNKIT_LANGUAGE"] = "ja"' in notebook.cells[0].source
+
+
+@pytest.mark.parametrize(
+    "folder, note", [("", "withheld in the student edition"), ("ja", WITHHELD_JA)]
+)
+def test_student_edition_holds_back_the_errata(built_student_edition, folder, note):
+    errata = page(built_student_edition / folder, ERRATA)
+    assert note in errata
     assert 'id="errata-wo-shape"' not in errata
     assert intro_only_pages() == [ERRATA]
 
 
+@pytest.mark.parametrize("folder", ["", "ja/"])
 @pytest.mark.parametrize("name", toc_files())
-def test_student_edition_launch_buttons_open_its_own_notebooks(built_student_edition, name):
+def test_student_edition_launch_buttons_open_its_own_notebooks(built_student_edition, name, folder):
     """Colab opens the chapter's student notebook on the branch the publish workflow fills;
     Binder starts the book's environment and pulls that branch into it (nbgitpuller), then
     opens the same notebook, never the chapter's Markdown with its solutions.
     tests/book/test_launch_buttons.py follows both to what the workflow publishes."""
-    links = LAUNCH_LINK.findall(page(built_student_edition, name))
+    links = LAUNCH_LINK.findall(page(built_student_edition / folder, name))
     if not name.startswith("chapters/"):
         assert links == []
         return
     github = REPOSITORY_URL.removeprefix("https://github.com/")
     colab, binder = sorted(links)
     assert colab == (
-        f"https://colab.research.google.com/github/{github}/blob/notebooks/student/{name}.ipynb"
+        f"https://colab.research.google.com/github/{github}/blob/notebooks/student/{folder}{name}.ipynb"
     )
     binder = urlsplit(html_lib.unescape(binder))
     assert (binder.netloc, binder.path) == ("mybinder.org", f"/v2/gh/{github}/main")
@@ -257,5 +309,5 @@ def test_student_edition_launch_buttons_open_its_own_notebooks(built_student_edi
         "repo": REPOSITORY_URL,
         "branch": "notebooks",
         "targetpath": "notebooks",
-        "urlpath": f"lab/tree/notebooks/student/{name}.ipynb",
+        "urlpath": f"lab/tree/notebooks/student/{folder}{name}.ipynb",
     }
