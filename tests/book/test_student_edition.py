@@ -37,13 +37,14 @@ def words(text):
 
 
 def letters(text):
-    """Japanese letter by letter, and each run of Latin letters and digits as one word."""
-    return re.findall(r"[a-z0-9_]+|[^\W\x00-\x7f]", text.lower())
+    """Japanese letter by letter. Formulas and code are left out: a page shows a formula
+    typeset, a notebook as TeX, so that the same sentence would not read alike in both."""
+    return re.findall(r"[^\W\x00-\x7f]", text)
 
 
 def shingles(text, japanese=False):
-    """Runs of SHINGLE words (SHINGLE_JA letters in Japanese), of which at least half are words
-    or letters (not numbers: arrays repeat)."""
+    """Runs of SHINGLE words (SHINGLE_JA Japanese letters), of which at least half are words or
+    letters (not numbers: arrays repeat)."""
     tokens, size = (letters(text), SHINGLE_JA) if japanese else (words(text), SHINGLE)
     runs = (tokens[i : i + size] for i in range(len(tokens) - size + 1))
     return {" ".join(run) for run in runs if sum(not t.isdigit() for t in run) * 2 >= size}
