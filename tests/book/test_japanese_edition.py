@@ -24,12 +24,16 @@ def editions(built_book):
     return html_dir, html_dir / "ja"
 
 
-def text_in(html: str, element_class: str) -> list[str]:
-    """The texts inside elements of the class, in page order."""
+VERDICT = "attnkit-verdict"  # an exercise check's verdict box (attnkit.exercises.harness)
+
+
+def text_in(html: str, element_class: str, leaving_out: str | None = None) -> list[str]:
+    """The texts inside elements of the class (and not of ``leaving_out``), in page order."""
     return [
         text
         for text, enclosing in read(html).texts
         if any(element.has_class(element_class) for element in enclosing)
+        and not any(leaving_out and element.has_class(leaving_out) for element in enclosing)
     ]
 
 
@@ -170,12 +174,36 @@ def test_sections_keep_their_ids(editions, name):
 def test_executed_cells_show_the_same_output(editions, name):
     english, japanese = editions
     # whitespace aside: the English edition marks runs of Japanese lang="ja", which splits its
-    # texts elsewhere
+    # texts elsewhere; the checks' verdicts are written in each edition's language (below)
     outputs = [
-        re.sub(r"\s+", "", "".join(text_in(page(folder, name), "cell_output")))
+        re.sub(r"\s+", "", "".join(text_in(page(folder, name), "cell_output", VERDICT)))
         for folder in (english, japanese)
     ]
     assert outputs[0] == outputs[1]
+
+
+def verdicts(html: str) -> list[str]:
+    """The text of each verdict box on a page."""
+    found: dict[int, str] = {}
+    for text, enclosing in read(html).texts:
+        box = next((element for element in enclosing if element.has_class(VERDICT)), None)
+        if box is not None:
+            found[id(box)] = found.get(id(box), "") + text
+    return list(found.values())
+
+
+@pytest.mark.parametrize("name", chapter_files())
+def test_the_checks_verdicts_are_in_japanese(editions, name):
+    """The cells ran once, in English; a Japanese page shows each verdict as a student running
+    the Japanese notebook reads it (_ext/translated_verdicts.py)."""
+    english, japanese = (verdicts(page(folder, name)) for folder in editions)
+    assert len(english) >= 2 and len(japanese) == len(english)
+    assert all(v.startswith(("✓ correct", "✗ failed: ")) for v in english), english
+    for text in japanese:
+        assert text.startswith(("✓ 正解", "✗ 不合格: ")) and JAPANESE.search(text[10:]), text
+    # the same verdicts, written from the same parts
+    parts = [re.findall(r'data-attnkit-verdict="([^"]*)"', page(f, name)) for f in editions]
+    assert len(parts[0]) == len(english) and parts[0] == parts[1]
 
 
 def test_a_japanese_page_reads_and_switches_in_chromium(site):

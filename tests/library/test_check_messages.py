@@ -7,17 +7,20 @@ fields; and every verdict of every check, right answer or wrong, reads in Japane
 """
 
 import ast
+import re
 import string
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
 import attnkit.exercises
-from attnkit.exercises import wording
+from attnkit.exercises import check_softmax, wording
 from tests.support.answers import every_answers, seeds
+from tests.support.book import load_extension
 
 EXERCISES = Path(attnkit.exercises.__file__).parent
 CATALOGUE = EXERCISES / "locales" / "ja" / "LC_MESSAGES" / "checks.po"
@@ -160,3 +163,27 @@ def test_every_verdict_reads_in_japanese(monkeypatch, answers, fn, name, dtype):
     assert japanese.message != english.message
     assert any("\u3040" <= c <= "\u9fff" for c in japanese.message), japanese.message
     assert repr(japanese).startswith("✓ " if japanese.passed else "✗ 不合格: ")
+    # written in English and then in Japanese from its parts (as the book's Japanese edition
+    # shows the verdicts of cells that ran in English), it reads the same; only measured bytes
+    # may differ from run to run
+    assert re.sub(r"\d", "#", wording.written_in(english.parts, "ja")) == re.sub(
+        r"\d", "#", japanese.message
+    )
+    assert wording.written_in(english.parts, "en") == english.message
+
+
+def stable_softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def test_a_verdict_box_shown_in_english_is_written_again_in_japanese(monkeypatch):
+    """As the book's Japanese pages show the verdicts of cells that ran in English."""
+    in_language = load_extension("translated_verdicts").in_language
+    monkeypatch.delenv(wording.LANGUAGE_VARIABLE, raising=False)
+    boxes = [check_softmax(fn, seed=0)._repr_html_() for fn in (abs, stable_softmax)]
+    monkeypatch.setenv(wording.LANGUAGE_VARIABLE, "ja")
+    japanese = [check_softmax(fn, seed=0)._repr_html_() for fn in (abs, stable_softmax)]
+    page = "<p>a cell</p>{}<p>another</p>{}"
+    assert in_language(page.format(*boxes), "ja") == page.format(*japanese)
+    assert "✗ 不合格:" in japanese[0] and "正解です" in japanese[1]

@@ -48,7 +48,7 @@ def _softmax_of(fn, x):
             _(
                 "{raised}. A maximum or a sum along the last axis has shape (m,); "
                 "keepdims=True keeps it (m, 1), which broadcasts against (m, n)",
-                raised=raised,
+                raised=raised.args[0],  # the message, which can change language
             )
         ) from None
 

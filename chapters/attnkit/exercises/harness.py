@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import html
+import json
 import sys
 import warnings
 from dataclasses import dataclass
@@ -27,7 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .calling import Remote, invoke
-from .wording import _
+from .wording import Message, _, written_in
+from .wording import language as wording_language
 
 # Every NumPy check runs in both: float64 first, whose tight tolerance pins the values down,
 # then float32, whose answers must stay float32.
@@ -102,11 +104,13 @@ class CheckResult:
     :class:`CheckFailedWarning` pointing at the line of the call.
     """
 
-    __slots__ = ("_message", "_passed", "_read")
+    __slots__ = ("_message", "_parts", "_passed", "_read")
 
     def __init__(self, passed: bool, message: str):
         self._passed = bool(passed)
         self._message = str(message)
+        # what the message was written from, to write it in another language (wording.py)
+        self._parts = message.parts() if isinstance(message, Message) else self._message
         self._read = False
 
     @property
@@ -118,6 +122,12 @@ class CheckResult:
         self._read = True
         return self._message
 
+    @property
+    def parts(self) -> dict | str:
+        """What the message was written from (``wording.Message.parts``), to write it in
+        another language with ``wording.written_in``."""
+        return self._parts
+
     def __bool__(self) -> bool:
         return self._passed
 
@@ -125,13 +135,8 @@ class CheckResult:
         return ("✓ " if self._passed else _("✗ failed: ")) + self.message
 
     def _repr_html_(self) -> str:
-        colour = "46, 125, 50" if self._passed else "198, 40, 40"  # green, red
-        mark = "✓" if self._passed else _("✗ failed:")
-        return (
-            f'<div style="border-left: 0.3em solid rgb({colour}); '
-            f'background: rgba({colour}, 0.1); padding: 0.3em 0.7em">'
-            f"<strong>{mark}</strong> {html.escape(self.message)}</div>"
-        )
+        self._read = True
+        return verdict_html(self._passed, self._parts)
 
     def assert_passed(self) -> None:
         """Raise :class:`CheckFailed` with the message if the check failed."""
@@ -149,6 +154,27 @@ class CheckResult:
                 CheckFailedWarning,
                 stacklevel=2,
             )
+
+
+# The verdict's box as a notebook shows it. It carries the message's parts, so that the book's
+# Japanese edition writes in Japanese the verdicts of cells that ran in English.
+VERDICT_CLASS = "attnkit-verdict"
+VERDICT_ATTRIBUTE = "data-attnkit-verdict"
+
+
+def verdict_html(passed: bool, parts: dict | str, language: str | None = None) -> str:
+    """A verdict, marked ✓ or ✗, in ``language`` (that of the moment if None)."""
+    colour = "46, 125, 50" if passed else "198, 40, 40"  # green, red
+    language = language or wording_language()
+    mark = "✓" if passed else written_in(_("✗ failed:").parts(), language)
+    text = written_in(parts, language)
+    data = html.escape(json.dumps({"passed": passed, "parts": parts}, ensure_ascii=False))
+    return (
+        f'<div class="{VERDICT_CLASS}" {VERDICT_ATTRIBUTE}="{data}" '
+        f'style="border-left: 0.3em solid rgb({colour}); '
+        f'background: rgba({colour}, 0.1); padding: 0.3em 0.7em">'
+        f"<strong>{mark}</strong> {html.escape(text)}</div>"
+    )
 
 
 class Failed(Exception):
@@ -184,7 +210,7 @@ def check(body=None, *, forbids: tuple[str, ...] = ()):
         try:
             message = body(fn)
         except Failed as failure:
-            return CheckResult(False, str(failure))
+            return CheckResult(False, failure.args[0] if failure.args else str(failure))
         finally:
             _RUN.reset(token)
         return CheckResult(True, message)

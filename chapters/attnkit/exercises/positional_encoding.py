@@ -16,7 +16,7 @@ from .harness import (
     random,
     shown,
 )
-from .wording import _
+from .wording import _, joined
 
 __all__ = ["check_positional_encoding", "check_rotary_embedding"]
 
@@ -436,8 +436,8 @@ def _far_mistake(got, x, positions, want) -> str | None:
         if close(got, candidate):
             matches.append((np.dtype(small).name, why, int(positions[held != positions].min())))
     if matches:
-        names = _(" or ").join(name for name, _why, _first in matches)
-        whys = _("; ").join(why for _name, why, _first in matches)
+        names = joined(_(" or "), [name for name, _why, _first in matches])
+        whys = joined(_("; "), [why for _name, why, _first in matches])
         return _(
             "for d = {d} you turned the rows by the positions held in {names}, which are "
             "wrong from position {first} on: {whys}. Keep the positions as they are "

@@ -619,7 +619,7 @@ def _padding_mask_of(fn, lengths, n, left):
                 "{raised}: a position or a length held in a small integer type (np.int8, "
                 "np.uint8) cannot count past 127 or 255; keep them in the 64-bit integers that "
                 "np.arange(n) and lengths come in",
-                raised=raised,
+                raised=raised.args[0],  # the message, which can change language
             )
         ) from None
 

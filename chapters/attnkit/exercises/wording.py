@@ -10,6 +10,11 @@ The catalogues are gettext ``.po`` files beside this module,
 ``locales/<language>/LC_MESSAGES/checks.po``, extracted and updated with the book's own
 (``make catalogues``). An entry that is untranslated or marked fuzzy reads in English. They are
 read here with no library beyond Python's, since attnkit is installed on its own.
+
+What ``_()`` returns is a :class:`Message`: the text, which remembers its template and fields
+(:meth:`Message.parts`), so that it can be written again in another language with
+:func:`written_in`. The book runs its chapters once, in English, and its Japanese edition
+shows the verdicts of their cells in Japanese so.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import string
 from pathlib import Path
 
 LANGUAGE_VARIABLE = "ATTNKIT_LANGUAGE"
@@ -66,6 +72,74 @@ def catalogue(code: str) -> dict[str, str]:
     return read_po(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
-def _(message: str, **fields) -> str:
+class Message(str):
+    """A message that ``_()`` wrote: its text, in the language of the moment, and the template
+    and fields it was written from. Adding it to text keeps them, as a join of the two."""
+
+    def __new__(cls, text: str, template: str, fields: dict):
+        message = super().__new__(cls, text)
+        message.template, message.fields = template, fields
+        return message
+
+    def __add__(self, other):
+        return _join(self, other)
+
+    def __radd__(self, other):
+        return _join(other, self)
+
+    def parts(self) -> dict:
+        """The template and its fields, a field a text or the parts of a message: plain data
+        (JSON) from which :func:`written_in` writes the message in any language."""
+        fields = {
+            name: value.parts() if isinstance(value, Message) else value
+            for name, value in self.fields.items()
+        }
+        return {"template": self.template, "fields": fields}
+
+
+JOIN = "{left}{right}"  # two messages added together: the same in every language
+
+
+def _join(left, right) -> Message:
+    return Message(str.__add__(str(left), str(right)), JOIN, {"left": left, "right": right})
+
+
+def _(message: str, **fields) -> Message:
     """``message`` in the student's language, its ``{fields}`` filled in."""
-    return catalogue(language()).get(message, message).format(**fields)
+    parsed = [(field, spec, conversion) for _text, field, spec, conversion in _parse(message)]
+    # each field as it is shown, unless it is a message of its own, which can change language
+    shown = {
+        field: value
+        if isinstance(value, Message)
+        else format(repr(value) if conversion == "r" else value, spec)
+        for field, spec, conversion in parsed
+        if field is not None
+        for value in [fields[field]]
+    }
+    text = catalogue(language()).get(message, message).format(**fields)
+    return Message(text, message, shown)
+
+
+def joined(separator: Message, items: list) -> Message | str:
+    """``separator.join(items)`` that stays a message (``str.join`` makes plain text)."""
+    result = items[0] if items else ""
+    for item in items[1:]:
+        result = result + separator + item
+    return result
+
+
+def _parse(template: str) -> list:
+    return list(string.Formatter().parse(template))
+
+
+def written_in(parts: dict | str, code: str) -> str:
+    """The message whose :meth:`Message.parts` are ``parts``, written in the language
+    ``code``."""
+    if isinstance(parts, str):
+        return parts
+    template = parts["template"]
+    translation = template if template == JOIN else catalogue(code).get(template, template)
+    return "".join(
+        text + (written_in(parts["fields"][field], code) if field is not None else "")
+        for text, field, _spec, _conversion in _parse(translation)
+    )
