@@ -45,11 +45,23 @@ def test_chapter_offers_a_notebook_with_a_set_up_cell_and_its_code(built_book, n
     assert (installs_torch in setup.source) == (name in TORCH_PAGES)
 
 
+def verdicts(outputs) -> list[str]:
+    """The exercise checks' verdicts among a notebook's outputs, as text."""
+    return [
+        o.data["text/plain"]
+        for _, o in outputs
+        if o.output_type == "execute_result" and o.data["text/plain"].startswith(("✓", "✗"))
+    ]
+
+
 def test_downloaded_notebook_runs_alone_in_an_empty_folder(
     built_book, python_without_attnkit, local_clone, tmp_path
 ):
+    """The English notebook, then the Japanese one in another empty folder, with the student's
+    Python that the first one's set-up cell installed attnkit into."""
     notebook = built_book[0] / "_sources" / "chapters" / "attention.ipynb"
-    _, outputs = run_alone(python_without_attnkit, notebook, tmp_path, local_clone)
+    (tmp_path / "en").mkdir()
+    _, outputs = run_alone(python_without_attnkit, notebook, tmp_path / "en", local_clone)
     errors = [(i, o.ename, o.evalue) for i, o in outputs if o.output_type == "error"]
     assert errors == []  # the exercises' stubs too: their checks report, they do not raise
     stderr = "".join(o.get("text", "") for _, o in outputs if o.get("name") == "stderr")
@@ -58,21 +70,16 @@ def test_downloaded_notebook_runs_alone_in_an_empty_folder(
     )  # Japanese labels drawn
     assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for _, o in outputs)
     assert installed_for_the_student(python_without_attnkit, "attnkit")  # from the clone
+    english = verdicts(outputs)
 
-
-def test_a_japanese_notebook_runs_alone_and_its_checks_answer_in_japanese(
-    built_book, python_without_attnkit, local_clone, tmp_path
-):
     notebook = built_book[0] / "ja" / "_sources" / "chapters" / "attention.ipynb"
-    _, outputs = run_alone(python_without_attnkit, notebook, tmp_path, local_clone)
+    (tmp_path / "ja").mkdir()
+    _, outputs = run_alone(python_without_attnkit, notebook, tmp_path / "ja", local_clone)
     assert [o for _, o in outputs if o.output_type == "error"] == []
-    verdicts = [
-        o.data["text/plain"]
-        for _, o in outputs
-        if o.output_type == "execute_result" and o.data["text/plain"].startswith(("✓", "✗"))
-    ]
-    # the exercises' stubs fail their checks and the solutions pass them, in Japanese, from the
-    # catalogue installed with attnkit
-    failed = [v for v in verdicts if v.startswith("✗ 不合格: ")]
-    passed = [v for v in verdicts if v.startswith("✓ 正解です")]
-    assert failed and passed and len(failed) + len(passed) == len(verdicts), verdicts
+    # the same verdicts, in Japanese, from the catalogue installed with attnkit
+    japanese = verdicts(outputs)
+    assert len(japanese) == len(english)
+    assert {v[0] for v in english} == {"✓", "✗"}  # the stubs fail, the solutions pass
+    for english_verdict, japanese_verdict in zip(english, japanese):
+        mark = "✓ 正解です" if english_verdict.startswith("✓") else "✗ 不合格: "
+        assert japanese_verdict.startswith(mark), japanese_verdict
