@@ -10,7 +10,8 @@ The notebook starts with the set-up cell of ``setup_cell.py``: where ``attnkit``
 CPU build where a chapter needs torch and has none; in the book's own environment and on Binder
 it does nothing. In an edition in another language (the Japanese one) the notebook's prose is
 the page's, translated from the same catalogue (``translated_markdown.py``); its code is the
-same, and its set-up cell sets the language of the exercise checks' messages. The notebooks are generated at build time and never committed.
+same, and its set-up cell sets the language of the exercise checks' messages. The notebooks are
+generated at build time and never committed.
 """
 
 from __future__ import annotations

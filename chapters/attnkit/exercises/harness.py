@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .calling import Remote, invoke
-from .wording import Message, _, written_in
+from .wording import Message, _, joined, written_in
 from .wording import language as wording_language
 
 # Every NumPy check runs in both: float64 first, whose tight tolerance pins the values down,
@@ -132,7 +132,7 @@ class CheckResult:
         return self._passed
 
     def __repr__(self) -> str:
-        return ("✓ " if self._passed else _("✗ failed: ")) + self.message
+        return ("✓ " if self._passed else _("✗ failed:") + " ") + self.message
 
     def _repr_html_(self) -> str:
         self._read = True
@@ -270,7 +270,7 @@ def call(fn, *args, called_with: str | None = None, hint: str = "", measure: boo
     else:
         outcome = invoke(fn, copies, forbidden, measure)
     if outcome.forbidden:
-        helpers = ", ".join(f"`{name}`" for name in outcome.forbidden)
+        helpers = joined(_(" and "), [f"`{name}`" for name in outcome.forbidden])
         raise Failed(
             _(
                 "your function uses {helpers}, which computes what this exercise asks you to "

@@ -28,12 +28,17 @@ from pathlib import Path
 LANGUAGE_VARIABLE = "ATTNKIT_LANGUAGE"
 LOCALES = Path(__file__).resolve().parent / "locales"
 DOMAIN = "checks"
+FORMATTER = string.Formatter()  # what str.format does, a step at a time
+
+
+def catalogue_path(code: str) -> Path:
+    return LOCALES / code / "LC_MESSAGES" / f"{DOMAIN}.po"
 
 
 def language() -> str:
     """The language of the checks' messages: ``ja`` or ``en`` (``ja_JP.UTF-8`` reads ``ja``)."""
     code = os.environ.get(LANGUAGE_VARIABLE, "").split(".")[0].split("_")[0].lower()
-    return code if (LOCALES / code / "LC_MESSAGES" / f"{DOMAIN}.po").is_file() else "en"
+    return code if catalogue_path(code).is_file() else "en"
 
 
 def read_po(text: str) -> dict[str, str]:
@@ -68,7 +73,7 @@ def read_po(text: str) -> dict[str, str]:
 @functools.cache
 def catalogue(code: str) -> dict[str, str]:
     """The catalogue of the language ``code``; English has none."""
-    path = LOCALES / code / "LC_MESSAGES" / f"{DOMAIN}.po"
+    path = catalogue_path(code)
     return read_po(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
@@ -106,13 +111,12 @@ def _join(left, right) -> Message:
 
 def _(message: str, **fields) -> Message:
     """``message`` in the student's language, its ``{fields}`` filled in."""
-    parsed = [(field, spec, conversion) for _text, field, spec, conversion in _parse(message)]
     # each field as it is shown, unless it is a message of its own, which can change language
     shown = {
         field: value
         if isinstance(value, Message)
-        else format(repr(value) if conversion == "r" else value, spec)
-        for field, spec, conversion in parsed
+        else FORMATTER.format_field(FORMATTER.convert_field(value, conversion), spec)
+        for _text, field, spec, conversion in _parse(message)
         if field is not None
         for value in [fields[field]]
     }
@@ -128,8 +132,10 @@ def joined(separator: Message, items: list) -> Message | str:
     return result
 
 
-def _parse(template: str) -> list:
-    return list(string.Formatter().parse(template))
+@functools.cache
+def _parse(template: str) -> tuple:
+    """The template's parts, as ``str.format`` reads them: (text, field, spec, conversion)."""
+    return tuple(FORMATTER.parse(template))
 
 
 def written_in(parts: dict | str, code: str) -> str:
