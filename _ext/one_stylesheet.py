@@ -30,9 +30,10 @@ SHEET = "_static/styles/book.css"
 # The theme's sheets, which its layout links before Sphinx's (webpack-macros.html's
 # head_pre_assets; _templates/layout.html links this one sheet instead).
 THEME_SHEETS = ["_static/styles/theme.css", "_static/styles/pydata-sphinx-theme.css"]
-# Scripts whose words are class names: Font Awesome's lists every icon's, and the pages do not
-# load it (_templates/layout.html).
-NOT_CONTENT = {"fontawesome.js"}
+# Scripts the pages do not load (_templates/layout.html), whose words would keep rules: Font
+# Awesome's lists every icon's class; the theme's two bundles, replaced by theme-controls.js,
+# name Bootstrap's tooltips, popovers, carousels...
+NOT_CONTENT = {"fontawesome.js", "bootstrap.js", "pydata-sphinx-theme.js"}
 URL = re.compile(r"""url\((['"]?)([^)'"]+)\1\)""")
 # @import "x.css"; or @import url(x.css); (the theme's sheet imports Sphinx's basic.css)
 IMPORT = re.compile(r"""@import\s+(?:url\()?(['"]?)([^'")\s]+)\1\)?\s*;""")
