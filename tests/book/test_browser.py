@@ -17,6 +17,7 @@ from tests.support.browser import (
     PageLog,
     drawn_weights,
     move_slider,
+    open_page,
     settle,
     wait_for_widgets,
 )
@@ -25,14 +26,6 @@ pytestmark = pytest.mark.build
 
 EVIL = "<img src=x onerror=alert(1)>"
 TRAITS = sorted(AttentionHeatmap.class_own_traits(sync=True))
-
-
-def open_page(site, name):
-    browser, base = site
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    log = PageLog(page)
-    page.goto(f"{base}{name}.html", wait_until="load")
-    return page, log
 
 
 def heatmaps(page):

@@ -4,20 +4,16 @@ focus on blocks that scroll, and back to top."""
 
 import pytest
 
+from tests.support import browser
 from tests.support.book import toc_files
-from tests.support.browser import PageLog
 
 pytestmark = pytest.mark.build
 
 PAGE = "chapters/positional-encoding"  # long, with code blocks wider than a phone
 
 
-def open_page(site, width=1280, name=PAGE):
-    browser, base = site
-    page = browser.new_page(viewport={"width": width, "height": 800})
-    log = PageLog(page)
-    page.goto(f"{base}{name}.html", wait_until="load")
-    return page, log
+def open_page(site, width=1280):
+    return browser.open_page(site, PAGE, width, height=800)
 
 
 def test_no_page_loads_the_theme_bundles(built_book):

@@ -89,6 +89,16 @@ class PageLog:
         return {name: getattr(self, name) for name in names if getattr(self, name)}
 
 
+def open_page(site, name, width=1280, height=900):
+    """A page of the book served by ``site`` ((browser, base URL)), loaded at ``width`` ×
+    ``height``, and the log of what it did."""
+    browser, base = site
+    page = browser.new_page(viewport={"width": width, "height": height})
+    log = PageLog(page)
+    page.goto(f"{base}{name}.html", wait_until="load")
+    return page, log
+
+
 # As many widgets drawn (each marks its root data-drawn) as the page holds widget views.
 WIDGETS_DRAWN = """() => document.querySelectorAll('[data-drawn]').length >= document
     .querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length"""
