@@ -10,7 +10,7 @@ import pytest
 from hypothesis import settings
 
 from tests.support.book import ROOT, pin
-from tests.support.browser import launch, require_chromium, serve
+from tests.support.browser import Tabs, launch, require_chromium, serve
 from tests.support.built import built, log
 
 # Property tests share the CPU with the builds: an example's time says nothing about its result.
@@ -97,18 +97,18 @@ def chromium():
 
     with sync_playwright() as playwright:
         browser = launch(playwright)
-        yield browser
+        yield Tabs(browser)  # each test serves its pages on a port, an origin, of its own
         browser.close()
 
 
 @pytest.fixture(scope="module")
 def site(built_book):
-    """Chromium and the built book served on 127.0.0.1: (browser, base URL), once a module."""
+    """Chromium and the built book served on 127.0.0.1: (Tabs, base URL), once a module."""
     require_chromium()
     from playwright.sync_api import sync_playwright
 
     html_dir, _ = built_book
     with serve(html_dir) as base, sync_playwright() as playwright:
         browser = launch(playwright)
-        yield browser, base
+        yield Tabs(browser, base), base
         browser.close()

@@ -170,8 +170,8 @@ def test_new_data_and_settings_from_python_redraw(site):
 
 
 def test_search_snippets_show_formulas_as_text_not_tex(site):
-    browser, base = site
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    tabs, base = site
+    page = tabs.new_page(viewport={"width": 1280, "height": 900})
     log = PageLog(page)
     page.goto(f"{base}search.html?q=temperature")
     snippets = page.locator("ul.search li p.context")

@@ -207,8 +207,8 @@ def test_the_checks_verdicts_are_in_japanese(editions, name):
 
 
 def test_a_japanese_page_reads_and_switches_in_chromium(site):
-    browser, base = site
-    page_ = browser.new_page(viewport={"width": 1280, "height": 800})
+    tabs, base = site
+    page_ = tabs.new_page(viewport={"width": 1280, "height": 800})
     log = PageLog(page_)
     page_.goto(f"{base}ja/chapters/attention.html")
     wait_for_widgets(page_)

@@ -28,10 +28,9 @@ NAMES = list(INPUTS)
 def opened(site, mode="light", width=1280):
     """The chapter's page in the book's light or dark mode, once the calculator is drawn: yields
     the page and the calculator's root; the page must have done nothing a reader would not want."""
-    browser, base = site
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    context.add_init_script(f"localStorage.setItem('mode', '{mode}')")  # the theme's own switch
-    page = context.new_page()
+    tabs, base = site
+    page = tabs.new_page(viewport={"width": width, "height": 900})
+    page.add_init_script(f"localStorage.setItem('mode', '{mode}')")  # the theme's own switch
     log = PageLog(page)
     page.goto(f"{base}{PAGE}.html", wait_until="load")
     root = page.locator("[data-kv-calculator][data-drawn]")
@@ -40,7 +39,7 @@ def opened(site, mode="light", width=1280):
     assert page.evaluate("document.documentElement.dataset.theme") == mode
     yield page, root
     assert log.problems() == {}
-    context.close()
+    page.close()
 
 
 def shown(root) -> dict:

@@ -89,11 +89,38 @@ class PageLog:
         return {name: getattr(self, name) for name in names if getattr(self, name)}
 
 
+class Tabs:
+    """New pages as tabs of one browser context that a blank tab of its own keeps open.
+
+    ``new_page`` takes Browser.new_page's ``viewport``. Chromium sets up a new context, and the
+    renderer of a context left without a page, afresh: a chapter loaded in a page of its own
+    context costs about twice the CPU time of one loaded in a tab of a live context (2.0 against
+    1.0 CPU-s, measured). Given the ``origin`` its pages load, each new tab starts with that
+    origin's local storage empty (where the theme keeps the colour mode), as in a context of its
+    own."""
+
+    def __init__(self, browser, origin: str | None = None):
+        self.context = browser.new_context()
+        self._keeper = self.context.new_page()
+        self._origin = origin
+        if origin:  # an empty document of the origin, from which to clear its storage
+            self._keeper.route(f"{origin}tabs-keeper", lambda route: route.fulfill(body=""))
+            self._keeper.goto(f"{origin}tabs-keeper")
+
+    def new_page(self, viewport: dict | None = None):
+        if self._origin:
+            self._keeper.evaluate("() => localStorage.clear()")
+        page = self.context.new_page()
+        if viewport:
+            page.set_viewport_size(viewport)
+        return page
+
+
 def open_page(site, name, width=1280, height=900):
-    """A page of the book served by ``site`` ((browser, base URL)), loaded at ``width`` ×
+    """A page of the book served by ``site`` ((Tabs, base URL)), loaded at ``width`` ×
     ``height``, and the log of what it did."""
-    browser, base = site
-    page = browser.new_page(viewport={"width": width, "height": height})
+    tabs, base = site
+    page = tabs.new_page(viewport={"width": width, "height": height})
     log = PageLog(page)
     page.goto(f"{base}{name}.html", wait_until="load")
     return page, log

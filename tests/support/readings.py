@@ -148,6 +148,7 @@ def read_every_page(html_dir: Path, shots: Path) -> dict[str, dict]:
         browser = launch(playwright)
         for width, mode in READINGS:
             context = browser.new_context(viewport={"width": WIDTHS[width], "height": 800})
+            context.new_page()  # a blank tab keeps the context live between pages (Tabs)
             context.add_init_script(f"localStorage.setItem('mode', '{mode}')")
             context.add_init_script(WATCH_LAYOUT_SHIFTS)
             for name in toc_files():
