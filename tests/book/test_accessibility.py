@@ -12,7 +12,6 @@ screenshot of each is kept (the folder is printed) for a person to look at.
 import pytest
 
 from tests.support.book import chapter_files, toc_files
-from tests.support.browser import launch, require_chromium, serve
 from tests.support.readings import READINGS
 
 pytestmark = pytest.mark.build
@@ -67,15 +66,11 @@ def test_console_is_quiet(readings, name):
 
 
 @pytest.fixture
-def phone(built_book):
-    require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    html_dir, _ = built_book
-    with serve(html_dir) as base, sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser.new_page(viewport={"width": 375, "height": 800}), base
-        browser.close()
+def phone(site):
+    tabs, base = site
+    page = tabs.new_page(viewport={"width": 375, "height": 800})
+    yield page, base
+    page.close()
 
 
 def test_chapter_list_opens_on_a_phone_and_leads_to_another_chapter(phone):
