@@ -64,6 +64,15 @@ class InvalidHeatmapState(t.TraitError, ValueError):
     so that a batch of changes it ends (``set_data``, a message from the front end) is undone."""
 
 
+def json_numbers(array: np.ndarray) -> list:
+    """``array.tolist()``, a float32 array's numbers with the fewest digits that read back as
+    the same float32: widened to a Python float, float32's 1.7867 prints as 1.7867000102996826,
+    and the page carries every number of the widget's state as JSON text."""
+    if array.dtype == np.float32:
+        array = array.astype(str).astype(np.float64)
+    return array.tolist()
+
+
 def _check_settings(s: dict) -> None:
     """ValueError unless the settings of the state ``s`` (every trait) fit its inputs."""
     controls, choices = s["controls"], s["d_k_choices"]
@@ -247,13 +256,13 @@ class AttentionHeatmap(anywidget.AnyWidget):
                     f"queries of shape {X.shape} and keys of shape {K.shape}"
                 )
             name = head.get("name", f"head {i + 1}") if isinstance(head, dict) else f"head {i + 1}"
-            head_dicts.append({"W_Q": W_Q.tolist(), "W_K": W_K.tolist(), "name": name})
+            head_dicts.append({"W_Q": json_numbers(W_Q), "W_K": json_numbers(W_K), "name": name})
         return {
             "query_tokens": [str(s) for s in tokens],
             "key_tokens": [str(s) for s in key_tokens],
             "self_attention": keys is None,
-            "key_vectors": [] if keys is None else K.tolist(),
-            "query_vectors": X.tolist(),
+            "key_vectors": [] if keys is None else json_numbers(K),
+            "query_vectors": json_numbers(X),
             "heads": head_dicts,
             "head": 0,
             "permutation": [],

@@ -104,6 +104,24 @@ def test_set_data_replaces_inputs_and_resets_padding():
     assert np.allclose(w.expected_weights(), attention(X[:2], X[:2])[1])
 
 
+def test_float32_inputs_are_sent_with_float32_digits():
+    """A model's float32 weights reach the page with float32's own digits (the page carries
+    them as JSON text), each reading back as the same float32; float64 is sent as it is."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((4, 6)).astype(np.float32)
+    W = rng.standard_normal((6, 3)).round(4).astype(np.float32)
+    widget = AttentionHeatmap(list("abcd"), X, heads=[(W, W)])
+    assert (np.array(widget.query_vectors, dtype=np.float32) == X).all()
+    assert (np.array(widget.heads[0]["W_Q"], dtype=np.float32) == W).all()
+    assert widget.heads[0]["W_K"][0] == [float(str(w)) for w in W[0]]  # e.g. -1.7867, not ...0102
+    assert max(len(repr(v)) for row in widget.heads[0]["W_Q"] for v in row) <= 8
+    # the weights from the float32 numbers exactly, to within float32's own precision
+    Q = X.astype(np.float64) @ W.astype(np.float64)
+    assert np.allclose(widget.expected_weights(), attention(Q, Q)[1], rtol=0, atol=1e-7)
+    X64 = rng.standard_normal((4, 6))
+    assert AttentionHeatmap(list("abcd"), X64).query_vectors == X64.tolist()
+
+
 def test_labels_are_kept_verbatim():
     evil = "<img src=x onerror=alert(1)>"
     w = AttentionHeatmap([evil, "b"], X[:2])
