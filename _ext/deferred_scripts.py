@@ -1,8 +1,8 @@
 """Load the extensions' small scripts after the page is parsed, not before its first paint.
 
-Sphinx, the theme and the extensions (copy buttons, toggle buttons, highlighting) add their
-scripts to the page's head as plain ``<script src>`` tags, each of which stops the browser from
-showing anything until it has been fetched and run: on a phone over a slow network, a dozen
+Sphinx, the theme and the extensions (copy buttons, highlighting) add their scripts to the
+page's head as plain ``<script src>`` tags, each of which stops the browser from showing
+anything until it has been fetched and run: on a phone over a slow network, a dozen
 round trips before the first paint (benchmarks/lighthouse.py). None of them draws the page;
 each waits for the document to be ready before it starts its work. So every script file is
 loaded with ``defer``, which keeps their order and runs them before DOMContentLoaded, except

@@ -28,7 +28,7 @@ SHINGLE = 8  # a run of this many words from a solution, found nowhere else in t
 SHINGLE_JA = 16  # Japanese has no spaces between words: a run of this many letters
 ERRATA = "appendix/errata"
 # the title of an "Answers to" dropdown in the book and in its Japanese edition
-ANSWERS_TITLE = r'<p class="admonition-title">(?:Answers to|「[^」<]+」の答え)'
+ANSWERS_TITLE = r'<summary class="admonition-title">(?:Answers to|「[^」<]+」の答え)'
 WITHHELD_JA = "このページの残りは学生版では省かれています"
 
 
@@ -91,7 +91,7 @@ def answer_blocks(html, name):
     starts = [
         m.start()
         for m in re.finditer(
-            rf'<div class="solution[ "]|<div class="[^"]*dropdown[^"]*">\s*{ANSWERS_TITLE}',
+            rf'<details class="solution[ "]|<details class="[^"]*dropdown[^"]*">\s*{ANSWERS_TITLE}',
             html,
         )
     ]
