@@ -23,17 +23,21 @@ class _Reader(HTMLParser):
         self.open: list[Element] = []
         self.texts: list[tuple[str, tuple[Element, ...]]] = []
         self.images: list[tuple[Element, tuple[Element, ...]]] = []
+        self.elements: list[tuple[Element, tuple[Element, ...]]] = []
 
     def handle_starttag(self, tag, attrs):
         element = Element(tag, dict(attrs))
+        self.elements.append((element, tuple(self.open)))
         if tag == "img":
             self.images.append((element, tuple(self.open)))
         if tag not in VOID:
             self.open.append(element)
 
     def handle_startendtag(self, tag, attrs):
+        element = Element(tag, dict(attrs))
+        self.elements.append((element, tuple(self.open)))
         if tag == "img":
-            self.images.append((Element(tag, dict(attrs)), tuple(self.open)))
+            self.images.append((element, tuple(self.open)))
 
     def handle_endtag(self, tag):
         # close up to the innermost open element of that name (HTML lets some end tags go)
@@ -48,7 +52,8 @@ class _Reader(HTMLParser):
 
 
 def read(html: str) -> _Reader:
-    """The page's images and pieces of text, each with the elements that enclose it."""
+    """The page's elements, images and pieces of text, in order, each with the elements that
+    enclose it."""
     reader = _Reader()
     reader.feed(html)
     reader.close()
