@@ -2,9 +2,10 @@
 the network beyond this machine closed: what the page did that a reader would not want (blocked
 or failed requests, errors, dialogs), what the console says, whether its formulas were typeset
 and its heatmaps drawn, what axe-core finds, the document's width, how far its layout moved
-while it loaded, and a screenshot. Then, the window set to each width in turn, how wide its
-display equations and figures show (LAYOUT, for tests/book/test_display_math.py and
-test_figure_layout.py): each page is loaded once for all of these.
+while it loaded, and a screenshot. Then, its dropdowns opened and the window set to each width
+in turn, how wide its display equations and figures show (LAYOUT, for
+tests/book/test_display_math.py and test_figure_layout.py): each page is loaded once for all of
+these.
 
 Run as a program (``make readings-for-tests``) it reads every page in every way asked for and
 writes the results as JSON, for the tests that read them (READINGS in the Makefile); where
@@ -115,6 +116,9 @@ LAYOUT = """() => {
 
 
 NEXT_FRAME = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
+# Every dropdown opened, as a reader opens the solutions: a closed <details> lays out none of its
+# content, whose figures and equations are measured too.
+OPEN_DROPDOWNS = "() => document.querySelectorAll('details').forEach(d => { d.open = true; })"
 
 
 def layout_at(page, width: int) -> dict:
@@ -172,6 +176,7 @@ def read_every_page(html_dir: Path, shots: Path) -> dict[str, dict]:
                 # the first screen: a full page costs twenty times as long
                 page.screenshot(path=str(shots / f"{name.replace('/', '-')}-{width}-{mode}.png"))
                 if (width, mode) == READINGS[0]:  # the layout once a page, this width first
+                    page.evaluate(OPEN_DROPDOWNS)
                     found[f"{width} {mode} {name}"]["layout"] = {
                         each: layout_at(page, WIDTHS[each])
                         for each in sorted(WIDTHS, key=lambda w: w != width)
