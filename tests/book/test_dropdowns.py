@@ -8,7 +8,7 @@ import re
 import pytest
 
 from tests.support.book import ROOT, chapter_files, page, toc_files
-from tests.support.browser import PageLog
+from tests.support.browser import PageLog, open_page
 from tests.support.markup import read
 
 pytestmark = pytest.mark.build
@@ -104,3 +104,14 @@ def test_a_click_or_the_enter_key_opens_a_dropdown_with_no_script(site):
         assert details.evaluate("d => d.open") and content.evaluate(SHOWN)
     assert log.problems() == {}
     context.close()
+
+
+def test_a_printed_page_shows_every_dropdown_s_content(site):
+    """As sphinx-togglebutton opened them before printing: _static/book.css, with no script."""
+    page, log = open_page(site, "chapters/attention")
+    contents = page.locator("details.dropdown > :not(summary)")
+    assert contents.count() >= 5
+    assert not any(content.evaluate(SHOWN) for content in contents.all())
+    page.emulate_media(media="print")
+    assert all(content.evaluate(SHOWN) for content in contents.all())
+    assert log.problems() == {}
