@@ -99,6 +99,7 @@ def test_the_contents_mark_the_section_being_read(site):
 @pytest.mark.parametrize("width", [1280, 375])
 def test_every_block_that_scrolls_sideways_takes_the_focus_and_no_other(site, width):
     page, _ = open_page(site, width)
+    browser.open_dropdowns(page)  # the solutions' code blocks too
     height = page.evaluate("document.body.scrollHeight")
     for y in range(0, height, 600):  # read down the page, so that every section is laid out
         page.evaluate(f"window.scrollTo(0, {y})")

@@ -136,6 +136,12 @@ def wait_for_widgets(page):
     page.wait_for_function(WIDGETS_DRAWN)
 
 
+def open_dropdowns(page):
+    """Open every dropdown (a <details>) of the page, as a reader opens the solutions: a closed
+    one lays out none of its content, which a test then cannot measure."""
+    page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
+
+
 def settle(page):
     """Wait until whatever a page still fetches has arrived or failed, and so has reported any
     error: the network idle, every web font and every image loaded or broken."""

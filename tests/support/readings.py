@@ -28,6 +28,7 @@ from tests.support.browser import (
     WATCH_LAYOUT_SHIFTS,
     PageLog,
     launch,
+    open_dropdowns,
     serve,
     settle,
     wait_for_widgets,
@@ -116,9 +117,6 @@ LAYOUT = """() => {
 
 
 NEXT_FRAME = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
-# Every dropdown opened, as a reader opens the solutions: a closed <details> lays out none of its
-# content, whose figures and equations are measured too.
-OPEN_DROPDOWNS = "() => document.querySelectorAll('details').forEach(d => { d.open = true; })"
 
 
 def layout_at(page, width: int) -> dict:
@@ -176,7 +174,7 @@ def read_every_page(html_dir: Path, shots: Path) -> dict[str, dict]:
                 # the first screen: a full page costs twenty times as long
                 page.screenshot(path=str(shots / f"{name.replace('/', '-')}-{width}-{mode}.png"))
                 if (width, mode) == READINGS[0]:  # the layout once a page, this width first
-                    page.evaluate(OPEN_DROPDOWNS)
+                    open_dropdowns(page)  # their figures and equations measured too
                     found[f"{width} {mode} {name}"]["layout"] = {
                         each: layout_at(page, WIDTHS[each])
                         for each in sorted(WIDTHS, key=lambda w: w != width)
