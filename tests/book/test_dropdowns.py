@@ -84,8 +84,8 @@ def test_every_dropdown_is_a_closed_details_titled_by_its_summary(built_book, ed
 
 
 def test_a_click_or_the_enter_key_opens_a_dropdown_with_no_script(site):
-    browser, base = site
-    context = browser.new_context(java_script_enabled=False)
+    tabs, base = site
+    context = tabs.browser.new_context(java_script_enabled=False)
     page = context.new_page()
     log = PageLog(page)
     page.goto(f"{base}chapters/attention.html", wait_until="load")
@@ -115,3 +115,4 @@ def test_a_printed_page_shows_every_dropdown_s_content(site):
     page.emulate_media(media="print")
     assert all(content.evaluate(SHOWN) for content in contents.all())
     assert log.problems() == {}
+    page.close()

@@ -100,6 +100,7 @@ class Tabs:
     own."""
 
     def __init__(self, browser, origin: str | None = None):
+        self.browser = browser  # for a test that needs a context of its own settings
         self.context = browser.new_context()
         self._keeper = self.context.new_page()
         self._origin = origin
