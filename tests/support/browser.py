@@ -99,9 +99,9 @@ class Tabs:
     origin's local storage empty (where the theme keeps the colour mode), as in a context of its
     own."""
 
-    def __init__(self, browser, origin: str | None = None):
+    def __init__(self, browser, origin: str | None = None, **context_options):
         self.browser = browser  # for a test that needs a context of its own settings
-        self.context = browser.new_context()
+        self.context = browser.new_context(**context_options)
         self._keeper = self.context.new_page()
         self._origin = origin
         if origin:  # an empty document of the origin, from which to clear its storage

@@ -27,6 +27,7 @@ from tests.support.browser import (
     INSTALL_HINT,
     WATCH_LAYOUT_SHIFTS,
     PageLog,
+    Tabs,
     launch,
     open_dropdowns,
     serve,
@@ -54,10 +55,10 @@ RUN_AXE = """([tags, impacts]) => axe.run(document, {
         v => `${v.id}: ${v.nodes.map(n => n.target.join(' ')).join(', ')}`))"""
 
 
-def open_reading(context, base, name):
+def open_reading(tabs, base, name):
     """The page loaded, its math typeset and its widgets drawn, everything it fetches arrived;
     what the console said and what the page did that it should not (PageLog)."""
-    page = context.new_page()
+    page = tabs.new_page()
     log, said = PageLog(page), []
     page.on("console", lambda m: m.type in ("error", "warning") and said.append(m.text))
     page.on("response", lambda r: r.status >= 400 and said.append(f"{r.status}: {r.url}"))
@@ -149,12 +150,11 @@ def read_every_page(html_dir: Path, shots: Path) -> dict[str, dict]:
     with serve(html_dir) as base, sync_playwright() as playwright:
         browser = launch(playwright)
         for width, mode in READINGS:
-            context = browser.new_context(viewport={"width": WIDTHS[width], "height": 800})
-            context.new_page()  # a blank tab keeps the context live between pages (Tabs)
-            context.add_init_script(f"localStorage.setItem('mode', '{mode}')")
-            context.add_init_script(WATCH_LAYOUT_SHIFTS)
+            tabs = Tabs(browser, viewport={"width": WIDTHS[width], "height": 800})
+            tabs.context.add_init_script(f"localStorage.setItem('mode', '{mode}')")
+            tabs.context.add_init_script(WATCH_LAYOUT_SHIFTS)
             for name in toc_files():
-                page, log, said = open_reading(context, base, name)
+                page, log, said = open_reading(tabs, base, name)
                 drawn = page.evaluate(DRAWN)
                 # every section laid out before axe scrolls through the page: a section that
                 # content-visibility left unrendered takes its real height only as it nears the
@@ -180,7 +180,7 @@ def read_every_page(html_dir: Path, shots: Path) -> dict[str, dict]:
                         for each in sorted(WIDTHS, key=lambda w: w != width)
                     }
                 page.close()
-            context.close()
+            tabs.context.close()
         browser.close()
     return found
 
