@@ -37,6 +37,22 @@ def test_every_image_has_a_description(built_book, name):
             assert not IMAGE_FILE.search(alt), f"{image.attrs.get('src')}: alt {alt!r} is a file"
 
 
+def test_pictures_below_a_pages_first_section_load_lazily(built_book):
+    """Each page's pictures after its first second-level heading wait for the reader to near
+    them (``_ext/lazy_images.py``); those above it, which may be on the first screen, do not."""
+    html_dir, _ = built_book
+    lazy_seen = 0
+    for name in toc_files():
+        for image, around in read(page(html_dir, name)).images:
+            if not any(e.tag == "article" for e in around):
+                continue  # the theme's own icons
+            sections = sum(e.tag == "section" for e in around)
+            lazy = image.attrs.get("loading") == "lazy"
+            assert lazy == (sections > 1), f"{name}: {image.attrs.get('src')} in {sections} sections"
+            lazy_seen += lazy
+    assert lazy_seen >= 20  # the chapters' figures and plotted outputs
+
+
 @pytest.mark.parametrize("name", toc_files())
 def test_japanese_text_is_marked_japanese(built_book, name):
     html_dir, _ = built_book

@@ -145,7 +145,12 @@ def open_dropdowns(page):
 
 def settle(page):
     """Wait until whatever a page still fetches has arrived or failed, and so has reported any
-    error: the network idle, every web font and every image loaded or broken."""
+    error: the network idle, every web font and every image loaded or broken, the pictures that
+    wait for the reader to near them (loading="lazy", _ext/lazy_images.py) included, as a
+    reader who reads to the end gets them all."""
+    page.evaluate(
+        "() => document.querySelectorAll('img[loading=lazy]').forEach(i => { i.loading = 'eager'; })"
+    )
     page.wait_for_load_state("networkidle")
     page.evaluate("() => document.fonts.ready.then(() => null)")
     page.wait_for_function("() => [...document.images].every(image => image.complete)")

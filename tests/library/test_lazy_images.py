@@ -1,0 +1,64 @@
+"""Pictures below a page's first section load lazily (``_ext/lazy_images.py``): on a one-page
+project with the extension, built by Sphinx as the book's pages (html) and as the page that ``make
+pdf`` prints (singlehtml), a few seconds each. (The built book: tests/book/test_page_markup.py.)"""
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.book import ROOT
+
+CONF = f"""
+import sys
+sys.path.insert(0, {str(ROOT / "_ext")!r})
+extensions = ["myst_parser", "lazy_images"]
+"""
+PAGE = """# Pictures
+
+![The first picture, above every second-level heading](dot.svg)
+
+## A section
+
+![The second picture, in a section](dot.svg)
+
+### A subsection
+
+```{figure} dot.svg
+The third picture, a figure in a subsection.
+```
+"""
+DOT = '<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><circle r="2"/></svg>'
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """{builder: the <img> tags of the page, in order}."""
+    source = tmp_path_factory.mktemp("pictures")
+    (source / "conf.py").write_text(CONF, encoding="utf-8")
+    (source / "index.md").write_text(PAGE, encoding="utf-8")
+    (source / "dot.svg").write_text(DOT, encoding="utf-8")
+    images = {}
+    for builder in ("html", "singlehtml"):
+        out = source.parent / builder
+        run = subprocess.run(
+            [sys.executable, "-m", "sphinx", "-b", builder, "-E", "-W", str(source), str(out)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert run.returncode == 0, run.stderr[-3000:]
+        html = (out / "index.html").read_text(encoding="utf-8")
+        images[builder] = re.findall(r"<img [^>]*>", html)
+    return images
+
+
+def test_pictures_after_the_first_heading_load_lazily(built):
+    lazy = ['loading="lazy"' in tag for tag in built["html"]]
+    assert lazy == [False, True, True], built["html"]
+
+
+def test_the_printed_page_loads_every_picture_at_once(built):
+    assert len(built["singlehtml"]) == 3
+    assert not any("loading=" in tag for tag in built["singlehtml"]), built["singlehtml"]
