@@ -7,9 +7,10 @@
 // calls its render({model, el}) with a model that keeps the traits in the page: the same calls
 // anywidget's front end makes in JupyterLab, in a few kilobytes instead of a 3.6 MB manager.
 //
-// It is an async module placed after the state: it runs while the rest of the page is still being
-// parsed, starts importing the front ends at once, and draws each view as soon as the browser has
-// read it, without waiting for the rest of the page or for the theme's deferred scripts.
+// It is a module, which the browser runs once it has read the whole page, before the
+// DOMContentLoaded event: all views are drawn at once. (Run as an async module while the page
+// was still being read, it drew each view as soon as it was read, but took the main thread in
+// turns with the reading: on a phone, a few long tasks more before the page answered.)
 
 const STATE_TYPE = "application/vnd.jupyter.widget-state+json";
 const VIEW_TYPE = "application/vnd.jupyter.widget-view+json";
@@ -73,34 +74,18 @@ async function modelFor(id, entry) {
   return models.get(id);
 }
 
-async function drawView(view, state) {
+async function drawView(script, state) {
+  const view = JSON.parse(script.textContent);
   const entry = state[view.model_id];
   const el = document.createElement("div");
   el.className = "widget-view";
-  view.script.before(el);
+  script.before(el);
   if (entry?.model_module !== "anywidget") {
     el.textContent = "This widget needs a live Python kernel.";
     return;
   }
   const { model, widget } = await modelFor(view.model_id, entry);
   await widget.render({ model, el });
-}
-
-// The view scripts the browser has read so far, each once. A script still being read holds part
-// of its JSON, which does not parse: it is taken up at the next call.
-const seen = new WeakSet();
-function newViews() {
-  const views = [];
-  for (const script of document.querySelectorAll(`script[type="${VIEW_TYPE}"]`)) {
-    if (seen.has(script)) continue;
-    try {
-      views.push({ script, ...JSON.parse(script.textContent) });
-      seen.add(script);
-    } catch (error) {
-      if (document.readyState !== "loading") throw error;
-    }
-  }
-  return views;
 }
 
 const stateScript = document.querySelector(`script[type="${STATE_TYPE}"]`);
@@ -110,18 +95,7 @@ if (stateScript) {
     // a failure is reported once, by the view that waits for the model
     if (entry.model_module === "anywidget") modelFor(id, entry).catch(() => {});
   }
-  const drawNewViews = () => {
-    for (const view of newViews()) {
-      drawView(view, state).catch((error) => console.error("a widget could not be drawn:", error));
-    }
-  };
-  drawNewViews();
-  if (document.readyState === "loading") {
-    const parsing = new MutationObserver(drawNewViews);
-    parsing.observe(document.documentElement, { childList: true, subtree: true });
-    document.addEventListener("readystatechange", () => {
-      parsing.disconnect();
-      drawNewViews();
-    }, { once: true });
+  for (const script of document.querySelectorAll(`script[type="${VIEW_TYPE}"]`)) {
+    drawView(script, state).catch((error) => console.error("a widget could not be drawn:", error));
   }
 }

@@ -3,8 +3,8 @@
 Every widget in the book is an anywidget, whose front end travels in the widget state that
 myst-nb embeds in the page; ``widget-host.js`` imports it and renders each view (see its header).
 This extension loads the host on the pages that have widgets (instead of the widget manager
-myst-nb would load, which ``_config.yml`` turns off), as an async module that draws the heatmaps
-before the theme's deferred scripts run; copies it into ``_static/jsdeps/``; and fails the build
+myst-nb would load, which ``_config.yml`` turns off), as a module, which runs once the page has
+been read, before the theme's deferred scripts; copies it into ``_static/jsdeps/``; and fails the build
 when a page holds a widget the host cannot draw (anything but anywidgets and the layout and style
 models they carry).
 """
@@ -54,8 +54,8 @@ def add_host(app, pagename, templatename, context, doctree):
                 f"{pagename}: widget {model_id} is a {kind[0]} {kind[1]}, which the static "
                 "page cannot draw; the book's widgets are anywidgets (see _ext/widget-host.js)"
             )
-    # async, after the widget state (priority 500), which it reads as it starts
-    app.add_js_file(f"jsdeps/{HOST.name}", priority=600, loading_method="async", type="module")
+    # after the widget state (priority 500), which it reads
+    app.add_js_file(f"jsdeps/{HOST.name}", priority=600, type="module")
 
 
 def copy_host(app, exception):

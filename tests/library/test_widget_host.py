@@ -1,5 +1,5 @@
-"""The book's widget host: it is loaded on the pages that have widgets, as an async module after
-their state, and the build stops on a widget it could not draw. (The browser tests and
+"""The book's widget host: it is loaded on the pages that have widgets, as a module after their
+state, and the build stops on a widget it could not draw. (The browser tests and
 test_heatmap.py see it draw.)"""
 
 import json
@@ -36,7 +36,7 @@ def test_a_page_of_anywidgets_loads_the_host_after_the_state():
     app, scripts = page_with(("anywidget", "AnyModel"), ("@jupyter-widgets/base", "LayoutModel"))
     widget_host.add_host(app, "chapter", "page.html", {}, None)
     assert scripts == [
-        (("jsdeps/widget-host.js",), {"priority": 600, "loading_method": "async", "type": "module"})
+        (("jsdeps/widget-host.js",), {"priority": 600, "type": "module"})
     ]
 
 

@@ -40,7 +40,7 @@ DARK_THEMES = {
 PAGE = """<!doctype html><html lang="%s" %s><meta charset="utf-8"><title>widgets</title>
 <style>%s</style>
 <script type="application/vnd.jupyter.widget-state+json">%s</script>
-<script type="module" async src="widget-host.js"></script>
+<script type="module" src="widget-host.js"></script>
 <main>%s</main>
 """
 VIEW = '<script type="application/vnd.jupyter.widget-view+json">{"model_id": "%s"}</script>'
