@@ -79,9 +79,7 @@ def test_pages_load_scripts_styles_and_math_from_the_book_itself(built_book, nam
     external = [s for s in sources if re.match(r"(https?:)?//", s)]
     assert external == []
     if "widget-view+json" in html:  # the book's own host, no widget manager, no RequireJS
-        assert re.search(
-            r'<script type="module" src="[./]*_static/jsdeps/widget-host.js', html
-        )
+        assert re.search(r'<script type="module" src="[./]*_static/jsdeps/widget-host.js', html)
         assert "require.js" not in html and "html-manager" not in html
     # one style sheet (_ext/one_stylesheet.py), which has the formulas' rules: typeset at build
     # time, they need no MathJax to run

@@ -39,7 +39,8 @@ def test_every_image_has_a_description(built_book, name):
 
 def test_pictures_below_a_pages_first_section_load_lazily(built_book):
     """Each page's pictures after its first second-level heading wait for the reader to near
-    them (``_ext/lazy_images.py``); those above it, which may be on the first screen, do not."""
+    them (``_ext/lazy_images.py``); those above it, which may be on the first screen, do not.
+    Each drawn at a set size has its proportions before it loads."""
     html_dir, _ = built_book
     lazy_seen = 0
     for name in toc_files():
@@ -48,8 +49,14 @@ def test_pictures_below_a_pages_first_section_load_lazily(built_book):
                 continue  # the theme's own icons
             sections = sum(e.tag == "section" for e in around)
             lazy = image.attrs.get("loading") == "lazy"
-            assert lazy == (sections > 1), f"{name}: {image.attrs.get('src')} in {sections} sections"
+            assert lazy == (sections > 1), (
+                f"{name}: {image.attrs.get('src')} in {sections} sections"
+            )
             lazy_seen += lazy
+            # its box reserved before it loads: the drawn size as attributes too
+            drawn = re.fullmatch(r"width: (\d+)px; height: (\d+)px;", image.attrs.get("style", ""))
+            if drawn:
+                assert (image.attrs.get("width"), image.attrs.get("height")) == drawn.groups()
     assert lazy_seen >= 20  # the chapters' figures and plotted outputs
 
 

@@ -26,7 +26,10 @@ PAGE = """# Pictures
 ### A subsection
 
 ```{figure} dot.svg
-The third picture, a figure in a subsection.
+:width: 300px
+:height: 150px
+
+The third picture, a figure in a subsection, drawn at a set size.
 ```
 """
 DOT = '<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><circle r="2"/></svg>'
@@ -57,6 +60,13 @@ def built(tmp_path_factory):
 def test_pictures_after_the_first_heading_load_lazily(built):
     lazy = ['loading="lazy"' in tag for tag in built["html"]]
     assert lazy == [False, True, True], built["html"]
+
+
+def test_a_picture_drawn_at_a_set_size_has_its_proportions_before_it_loads(built):
+    for tags in built.values():
+        sized = [' width="300"' in tag and ' height="150"' in tag for tag in tags]
+        assert sized == [False, False, True], tags
+        assert 'style="width: 300px; height: 150px;"' in tags[2]
 
 
 def test_the_printed_page_loads_every_picture_at_once(built):

@@ -35,9 +35,7 @@ def page_with(*kinds, builder="html"):
 def test_a_page_of_anywidgets_loads_the_host_after_the_state():
     app, scripts = page_with(("anywidget", "AnyModel"), ("@jupyter-widgets/base", "LayoutModel"))
     widget_host.add_host(app, "chapter", "page.html", {}, None)
-    assert scripts == [
-        (("jsdeps/widget-host.js",), {"priority": 600, "type": "module"})
-    ]
+    assert scripts == [(("jsdeps/widget-host.js",), {"priority": 600, "type": "module"})]
 
 
 def test_a_page_without_widgets_loads_nothing():
