@@ -3,12 +3,11 @@ the extension, built by Sphinx as the book's pages (html, closed) and as the pag
 pdf`` prints (singlehtml, open), a few seconds each. (The built book: tests/book/test_dropdowns.py.)"""
 
 import re
-import subprocess
-import sys
 
 import pytest
 
 from tests.support.book import ROOT
+from tests.support.sphinx_project import sphinx_build
 
 CONF = f"""
 import sys
@@ -75,15 +74,8 @@ def built(tmp_path_factory):
     (source / "index.md").write_text(PAGE, encoding="utf-8")
     pages = {}
     for builder in ("html", "singlehtml"):
-        out = source.parent / builder
-        run = subprocess.run(
-            [sys.executable, "-m", "sphinx", "-b", builder, "-E", "-W", str(source), str(out)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert run.returncode == 0, run.stderr[-3000:]
-        pages[builder] = (out / "index.html").read_text(encoding="utf-8")
+        sphinx_build(source, builder, source.parent / builder)
+        pages[builder] = (source.parent / builder / "index.html").read_text(encoding="utf-8")
     return pages
 
 

@@ -3,12 +3,11 @@ project with the extension, built by Sphinx as the book's pages (html) and as th
 pdf`` prints (singlehtml), a few seconds each. (The built book: tests/book/test_page_markup.py.)"""
 
 import re
-import subprocess
-import sys
 
 import pytest
 
 from tests.support.book import ROOT
+from tests.support.sphinx_project import sphinx_build
 
 CONF = f"""
 import sys
@@ -44,15 +43,8 @@ def built(tmp_path_factory):
     (source / "dot.svg").write_text(DOT, encoding="utf-8")
     images = {}
     for builder in ("html", "singlehtml"):
-        out = source.parent / builder
-        run = subprocess.run(
-            [sys.executable, "-m", "sphinx", "-b", builder, "-E", "-W", str(source), str(out)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert run.returncode == 0, run.stderr[-3000:]
-        html = (out / "index.html").read_text(encoding="utf-8")
+        sphinx_build(source, builder, source.parent / builder)
+        html = (source.parent / builder / "index.html").read_text(encoding="utf-8")
         images[builder] = re.findall(r"<img [^>]*>", html)
     return images
 

@@ -7,17 +7,15 @@ translate every message."""
 import base64
 import html
 import json
-import os
 import pickle
 import re
-import subprocess
-import sys
 
 import pytest
 import yaml
 from babel.messages.pofile import read_po, write_po
 
 from tests.support.book import ROOT
+from tests.support.sphinx_project import sphinx_build
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -111,19 +109,6 @@ NOTEBOOK = {
 }
 
 
-def sphinx(source, builder, out, language=None):
-    env = {**os.environ, "BOOK_LANGUAGE": language or ""}
-    run = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-b", builder, "-E", str(source), str(out)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    return run.stderr
-
-
 @pytest.fixture(scope="module")
 def book(tmp_path_factory):
     """The tiny book's folder, its gettext catalogues' messages per page, its Japanese HTML
@@ -137,7 +122,7 @@ def book(tmp_path_factory):
     (source / "picture.png").write_bytes(base64.b64decode(PNG))
 
     gettext = source.parent / "gettext"
-    sphinx(source, "gettext", gettext)
+    sphinx_build(source, "gettext", gettext, strict=False, BOOK_LANGUAGE="")
     messages = {}
     for page in ("index", "exercises", "pictures"):
         with open(gettext / f"{page}.pot", "rb") as file:
@@ -152,7 +137,7 @@ def book(tmp_path_factory):
             write_po(file, catalogue)
 
     japanese = source.parent / "ja"
-    warnings = sphinx(source, "html", japanese, language="ja")
+    warnings = sphinx_build(source, "html", japanese, strict=False, BOOK_LANGUAGE="ja")
     return messages, japanese, warnings
 
 
