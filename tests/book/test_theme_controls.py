@@ -41,6 +41,23 @@ def test_colour_mode_cycles_and_is_kept_from_page_to_page(site):
     assert log.problems() == {}
 
 
+@pytest.mark.parametrize("name", ["appendix/glossary", PAGE])
+@pytest.mark.parametrize("width", [375, 900, 1280])
+def test_the_header_items_sit_side_by_side_inside_the_header(site, name, width):
+    """The other edition's link beside the theme's buttons, all within the header's height."""
+    page, _ = browser.open_page(site, name, width, height=800)
+    header, items = page.evaluate(
+        """() => [document.querySelector('.bd-header-article').getBoundingClientRect(),
+                  [...document.querySelectorAll('.header-article-items__end > *')]
+                    .map(item => item.getBoundingClientRect())]"""
+    )
+    assert len(items) == 2
+    for item in items:
+        assert header["top"] <= item["top"] and item["bottom"] <= header["bottom"], (item, header)
+    link, buttons = items
+    assert link["right"] <= buttons["left"]
+
+
 @pytest.mark.parametrize("width", [1280, 375])
 def test_control_k_opens_the_search_dialog_and_searches(site, width):
     page, log = open_page(site, width)
