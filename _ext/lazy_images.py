@@ -73,12 +73,8 @@ def visit_image(translator, node):
         del translator.emptytag
 
 
-def depart_image(translator, node):
-    type(translator).depart_image(translator, node)
-
-
 def setup(app):
     app.connect("doctree-resolved", mark_lazy_images)
-    handlers = (visit_image, depart_image)
+    handlers = (visit_image, None)  # the writer's own depart_image
     app.add_node(nodes.image, override=True, html=handlers, singlehtml=handlers)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
