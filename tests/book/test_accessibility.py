@@ -2,7 +2,8 @@
 dark mode, with no network beyond this machine. It loads without an error or a request that
 fails or leaves the machine, its formulas typeset and its heatmaps drawn; axe-core finds no
 serious or critical WCAG violation, no page scrolls sideways or
-jumps while it loads, the console stays quiet, and the chapter list opens and leads to another chapter on a phone.
+jumps while it loads, the console stays quiet, every block that scrolls (and no other) takes the
+keyboard's focus, and the chapter list opens and leads to another chapter on a phone.
 
 Each page is opened once per width and mode (tests.support.readings: ``make test`` reads each
 page once, on a phone in dark mode; ``make test-accessibility`` in all four ways), and a
@@ -12,7 +13,7 @@ screenshot of each is kept (the folder is printed) for a person to look at.
 import pytest
 
 from tests.support.book import chapter_files, toc_files
-from tests.support.readings import READINGS
+from tests.support.readings import READINGS, WIDTHS, layouts
 
 pytestmark = pytest.mark.build
 
@@ -57,6 +58,34 @@ def test_layout_stays_put_while_the_page_loads(readings, width, mode, name):
     """What a reader sees does not jump as formulas, fonts and widgets arrive: a cumulative
     layout shift of 0.05 or less (0.1 is the web's "good")."""
     assert readings[width, mode, name]["layout_shift"] <= 0.05
+
+
+@pytest.fixture(scope="module")
+def blocks(page_readings):
+    """{page: {width: [(tab index, scrolls), ...]}}: every code block and cell output of every
+    page, its dropdowns open and every section laid out, as a reader who reads down the page
+    finds them."""
+    found, _ = page_readings
+    return {
+        name: {width: measured["blocks"] for width, measured in layout.items()}
+        for name, layout in layouts(found).items()
+    }
+
+
+@pytest.mark.parametrize("name", toc_files())
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_block_that_scrolls_takes_the_focus_and_no_other(blocks, width, name):
+    """The arrow keys reach what a block hides: _static/theme-controls.js gives a block a tab
+    stop exactly when its content overflows it."""
+    found = blocks[name][width]
+    assert [tab for tab, _ in found] == [0 if scrolls else -1 for _, scrolls in found]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_some_blocks_scroll_at_each_width(blocks, width):
+    """The test above has something to check: the code blocks wider than a phone, and the
+    long outputs on a laptop."""
+    assert any(scrolls for layout in blocks.values() for _, scrolls in layout[width])
 
 
 @pytest.mark.parametrize("name", toc_files())

@@ -113,23 +113,6 @@ def test_the_contents_mark_the_section_being_read(site):
     assert last.get_attribute("aria-current") == "true"
 
 
-@pytest.mark.parametrize("width", [1280, 375])
-def test_every_block_that_scrolls_sideways_takes_the_focus_and_no_other(site, width):
-    page, _ = open_page(site, width)
-    browser.open_dropdowns(page)  # the solutions' code blocks too
-    height = page.evaluate("document.body.scrollHeight")
-    for y in range(0, height, 600):  # read down the page, so that every section is laid out
-        page.evaluate(f"window.scrollTo(0, {y})")
-        page.wait_for_timeout(30)
-    page.wait_for_timeout(200)
-    blocks = page.evaluate(
-        """[...document.querySelectorAll('#main-content pre, #main-content .cell_output > .output')]
-           .map(b => [b.tabIndex, b.scrollWidth > b.clientWidth || b.scrollHeight > b.clientHeight])"""
-    )
-    assert any(scrolls for _, scrolls in blocks)
-    assert [tab for tab, _ in blocks] == [0 if scrolls else -1 for _, scrolls in blocks]
-
-
 def test_back_to_top_shows_on_a_phone_while_scrolling_up(site):
     page, _ = open_page(site, 375)
     button = page.locator("#pst-back-to-top")

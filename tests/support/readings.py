@@ -78,10 +78,11 @@ DRAWN = """() => ({
 })"""
 
 
-# At each width: the content column; every display equation (typeset at build time) with its
-# number, its TeX and its box's widths; every image of a code cell's output or of a {figure}
-# with how wide it was drawn (its width set in the page), how wide it shows, its pixels, and the
-# box it may scroll in.
+# At each width: the content column; every code block and cell output with its tab stop and
+# whether it scrolls; every display equation (typeset at build time) with its number, its TeX
+# and its box's widths; every image of a code cell's output or of a {figure} with how wide it
+# was drawn (its width set in the page), how wide it shows, its pixels, and the box it may
+# scroll in.
 LAYOUT = """() => {
   const article = document.querySelector('article.bd-article');
   const style = getComputedStyle(article);
@@ -89,6 +90,8 @@ LAYOUT = """() => {
   return {
     column: article.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight),
     page: [document.documentElement.scrollWidth, window.innerWidth],
+    blocks: [...document.querySelectorAll('#main-content pre, #main-content .cell_output > .output')]
+      .map(b => [b.tabIndex, b.scrollWidth > b.clientWidth || b.scrollHeight > b.clientHeight]),
     equations: [...document.querySelectorAll('.math > math[display="block"]')]
       .map(box => {
         const formula = box.closest('.math');
