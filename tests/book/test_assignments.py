@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -202,6 +203,35 @@ def test_identical_submissions_are_flagged(graded_assignments):
     assert {row["duplicate_of"] for row in copy} == {reference[0]["notebook"]}
     assert {row["duplicate_of"] for row in reference} == {copy[0]["notebook"]}
     assert not any(row["duplicate_of"] for row in graded_assignments.of(UNTOUCHED, "attention"))
+
+
+# Run under nice: a notebook that asks its sandbox's session how it is scheduled.
+PRIORITY_OF_A_SANDBOX = """
+import nbformat, sys, time
+from assignments.sandbox import Limits, NotebookProcess
+code = "def priority():\\n    return open('/proc/self/autogroup').read().split()[-1]"
+notebook = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]))
+with NotebookProcess(notebook.encode(), Limits(seconds=60)) as process:
+    process.wait_ready()
+    print(process.call("priority", (), (), False, time.monotonic() + 60)["result"])
+"""
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/autogroup").exists(), reason="this kernel schedules no sessions apart"
+)
+def test_a_notebook_graded_at_low_priority_runs_at_low_priority():
+    """Linux schedules each session apart, and the sandbox is a session of its own: it takes the
+    grader's nice value, or an endless loop graded by ``nice make grade`` takes a whole core."""
+    run = subprocess.run(
+        ["nice", "-n", "7", sys.executable, "-c", PRIORITY_OF_A_SANDBOX],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["7"]
 
 
 def test_grading_changes_no_collected_file_and_leaves_nothing_behind(graded_assignments):
