@@ -138,7 +138,8 @@ logged = mkdir -p $(T) && start=$$(date +%s) && { { $(2); } > $(T)/$(1).log 2>&1
 SUBMAKE = $(MAKE) --no-print-directory
 
 .PHONY: test-library test-book built-for-tests book-for-tests student-for-tests page-for-tests \
-  readings-for-tests class-for-tests test-site test-editions test-readings test-class
+  readings-for-tests assignments-for-tests class-for-tests test-site test-editions test-readings \
+  test-assignments test-class
 book-for-tests: $(VENV)/installed node_modules/.package-lock.json
 	@find $(T)/book/_build -mindepth 1 -maxdepth 1 ! -name .jupyter_cache -exec rm -rf {} + 2>/dev/null || true
 	@+$(call logged,book,$(NO_REPOSITORY) BOOK_REPOSITORY_URL=$(TEST_REPOSITORY_URL) $(SUBMAKE) book OUT=$(T)/book)
@@ -154,10 +155,13 @@ page-for-tests: book-for-tests
 readings-for-tests: book-for-tests
 	@$(call logged,readings,$(BIN)/python -m tests.support.readings $(T)/book/_build/html $(T)/readings)
 
+assignments-for-tests: $(VENV)/installed
+	@+$(call logged,assignments,$(SUBMAKE) assignments OUT=$(T)/class)
+
 # At low priority: the book's builds, which more tests wait for, go first. (At nice 5, the
 # notebooks that loop until their time limit took more from the rest: 230 s against 214.)
-class-for-tests: $(VENV)/installed
-	@+$(call logged,class,$(SUBMAKE) assignments OUT=$(T)/class && nice -n 10 $(BIN)/python -m tests.support.grading $(T)/class)
+class-for-tests: assignments-for-tests
+	@$(call logged,class,nice -n 10 $(BIN)/python -m tests.support.grading $(T)/class)
 
 # Not in make test: printing 300 pages costs Chromium a minute or two.
 pdf-for-tests: book-for-tests
@@ -166,26 +170,31 @@ pdf-for-tests: book-for-tests
 test-pdf: pdf-for-tests
 	$(PYTEST_BOOK) tests/book/test_pdf.py
 
-built-for-tests: book-for-tests student-for-tests page-for-tests readings-for-tests class-for-tests
+built-for-tests: book-for-tests student-for-tests page-for-tests readings-for-tests \
+  assignments-for-tests class-for-tests
 
-# The book wing in four parts, each run once what it reads is built.
+# The book wing in five parts, each run once what it reads is built.
 PYTEST_BOOK = BOOK_TESTS_OUT=$(T) $(BIN)/python -m pytest
 EDITIONS := test_student_edition.py test_launch_buttons.py
 # what the page readings found: each page is loaded once for all of these
 READINGS := test_accessibility.py test_display_math.py test_figure_layout.py
+CLASS := test_assignments.py test_graded_class.py
 # The site's tests in two processes, a file in each at a time (a file's browser or JupyterLab is
 # started once): many of them wait, for a page, a kernel or a package a notebook installs.
 test-site: book-for-tests
 	$(PYTEST_BOOK) -n 2 --dist loadfile tests/book \
-	  $(addprefix --ignore=tests/book/,$(EDITIONS) $(READINGS) test_assignments.py test_pdf.py)
+	  $(addprefix --ignore=tests/book/,$(EDITIONS) $(READINGS) $(CLASS) test_pdf.py)
 test-editions: student-for-tests page-for-tests
 	$(PYTEST_BOOK) $(addprefix tests/book/,$(EDITIONS))
 test-readings: readings-for-tests
 	$(PYTEST_BOOK) $(addprefix tests/book/,$(READINGS))
-test-class: class-for-tests
+test-assignments: assignments-for-tests
 	$(PYTEST_BOOK) tests/book/test_assignments.py
-# The class first: its grading is the longest, and independent of the book's build.
-test-book: test-class test-site test-editions test-readings
+test-class: class-for-tests
+	$(PYTEST_BOOK) tests/book/test_graded_class.py
+# The class first: its grading is the longest, and independent of the book's build. The tests of
+# the assignments as handed out need no grading: they run before the class's end, not after it.
+test-book: test-class test-site test-editions test-readings test-assignments
 
 # The student edition: the same book with every solution removed (not hidden) from every file,
 # in English and in Japanese, side by side as make book builds them, built in

@@ -61,6 +61,13 @@ def python_without_attnkit(tmp_path):
 
 
 @pytest.fixture(scope="session")
+def built_assignments():
+    """Every chapter's assignment built with ``make assignments`` (``make
+    assignments-for-tests``): the folder of one folder per chapter."""
+    return built("class/_build/assignments", "assignments-for-tests")
+
+
+@pytest.fixture(scope="session")
 def graded_assignments():
     """Every chapter's assignment built and a class's notebooks graded (``make
     class-for-tests``): tests.support.grading.Graded."""
