@@ -3,9 +3,9 @@ the network beyond this machine closed: what the page did that a reader would no
 or failed requests, errors, dialogs), what the console says, whether its formulas were typeset
 and its heatmaps drawn, what axe-core finds, the document's width, how far its layout moved
 while it loaded, and a screenshot. Then, its dropdowns opened and the window set to each width
-in turn, how wide its display equations and figures show (LAYOUT, for
-tests/book/test_display_math.py and test_figure_layout.py): each page is loaded once for all of
-these.
+in turn, how wide its display equations and figures show and which of its code blocks scroll
+and take the keyboard's focus (LAYOUT, for tests/book/test_display_math.py,
+test_figure_layout.py and test_accessibility.py): each page is loaded once for all of these.
 
 Run as a program (``make readings-for-tests``) it reads every page in every way asked for and
 writes the results as JSON, for the tests that read them (READINGS in the Makefile); where
