@@ -45,7 +45,7 @@ def main() -> None:
             raise SystemExit(f".ci/run failed:\n{log[-4000:]}")
     stages = list(STAGE.finditer(log))
     result = {
-        "what": ".ci/run on a fresh clone: seconds per stage",
+        "what": ".ci/run on a fresh clone: seconds per stage (Debian's packages install beside the environment)",
         "revision": git("rev-parse", "--short", "HEAD").strip(),
         "machine": machine(),
         "seconds": {m["stage"]: int(m["seconds"]) for m in stages},
