@@ -22,6 +22,7 @@ from tests.support.grading import (
     CLASS,
     REFERENCE,
     SLOW,
+    SLOW_SECONDS,
     UNTOUCHED,
     WRONG_ANSWERS,
     exercises,
@@ -132,11 +133,15 @@ FAIR = {
     "kills-its-grader": (FULL, GRADED, ""),
     "dies": (NONE, "kernel died", "killed by SIGABRT while running the notebook"),
     "on-time": (FULL, GRADED, ""),
-    "endless-cell": (NONE, "time limit", "time limit: 30 s passed while running the notebook"),
+    "endless-cell": (
+        NONE,
+        "time limit",
+        f"time limit: {SLOW_SECONDS} s passed while running the notebook",
+    ),
     "endless-function": (
         {SOFTMAX: 0.0, SINGLE: 2.0},
         None,
-        "time limit: 30 s passed while calling my_softmax",
+        f"time limit: {SLOW_SECONDS} s passed while calling my_softmax",
     ),
 }
 
