@@ -158,8 +158,8 @@ readings-for-tests: book-for-tests
 assignments-for-tests: $(VENV)/installed
 	@+$(call logged,assignments,$(SUBMAKE) assignments OUT=$(T)/class)
 
-# At low priority: the book's builds, which more tests wait for, go first. (At nice 5, the
-# notebooks that loop until their time limit took more from the rest: 230 s against 214.)
+# At low priority: the book's builds, which more tests wait for, go first. (At nice 5, in one
+# run each, the notebooks that loop until their time limit took more: CI took 230 s against 214.)
 class-for-tests: assignments-for-tests
 	@$(call logged,class,nice -n 10 $(BIN)/python -m tests.support.grading $(T)/class)
 
