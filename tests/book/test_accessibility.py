@@ -13,7 +13,7 @@ screenshot of each is kept (the folder is printed) for a person to look at.
 import pytest
 
 from tests.support.book import chapter_files, toc_files
-from tests.support.readings import READINGS, WIDTHS, layouts
+from tests.support.readings import READINGS, WIDTHS, measured_at_each_width
 
 pytestmark = pytest.mark.build
 
@@ -66,10 +66,7 @@ def blocks(page_readings):
     page, its dropdowns open and every section laid out, as a reader who reads down the page
     finds them."""
     found, _ = page_readings
-    return {
-        name: {width: measured["blocks"] for width, measured in layout.items()}
-        for name, layout in layouts(found).items()
-    }
+    return measured_at_each_width(found, "blocks")
 
 
 @pytest.mark.parametrize("name", toc_files())

@@ -12,7 +12,7 @@ the phone test checks and counts (``pytest -rP`` shows the count).
 import pytest
 
 from tests.support.book import toc_files
-from tests.support.readings import WIDTHS, layouts
+from tests.support.readings import WIDTHS, measured_at_each_width
 
 pytestmark = pytest.mark.build
 
@@ -22,10 +22,7 @@ def measured(page_readings):
     """Every page's display equations, measured on a laptop and on a phone (tests.support.readings
     measures them as it reads the page): {page: {"laptop": [...], "phone": [...]}}."""
     found, _ = page_readings
-    return {
-        name: {width: measured["equations"] for width, measured in layout.items()}
-        for name, layout in layouts(found).items()
-    }
+    return measured_at_each_width(found, "equations")
 
 
 def described(equation):

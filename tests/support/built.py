@@ -2,8 +2,9 @@
 
 ``make test-book`` runs the targets first (``make built-for-tests``: the book and the student
 edition for a made-up repository, chapter 1 built where no repository can be found, every page
-read in Chromium, every assignment built and a class's notebooks graded) into ``BOOK_TESTS_OUT`` (default
-``_build/tests``), then the tests, which read what is there and never build. A test whose
+read in Chromium, every assignment built and a class's notebooks graded) into
+``BOOK_TESTS_OUT`` (default ``_build/tests``), then the tests, which read what is there and
+never build. A test whose
 build is missing fails and names the target that makes it.
 """
 

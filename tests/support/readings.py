@@ -143,6 +143,14 @@ def layouts(found: dict[str, dict]) -> dict[str, dict]:
     return {name: found[f"{width} {mode} {name}"]["layout"] for name in toc_files()}
 
 
+def measured_at_each_width(found: dict[str, dict], what: str) -> dict[str, dict]:
+    """{page: {width: LAYOUT's ``what``}} (``"equations"``, ``"blocks"``), from layouts()."""
+    return {
+        name: {width: measured[what] for width, measured in layout.items()}
+        for name, layout in layouts(found).items()
+    }
+
+
 def read_every_page(html_dir: Path, shots: Path) -> dict[str, dict]:
     """{"width mode page": {"problems", "typeset", "left_as_tex", "heatmap_keys", "mode", "axe",
     "width", "console", "layout_shift"}} for every page and reading, and "layout" in the first
