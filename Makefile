@@ -52,13 +52,13 @@ UV_FROM_PIP = \
      do printf -- '--find-links %s ' "$$link"; done) \
   $$(for index in $${PIP_EXTRA_INDEX_URL:-}; do printf -- '--extra-index-url %s ' "$$index"; done) \
   --index-strategy unsafe-best-match
-$(VENV)/installed: requirements.txt pyproject.toml
+$(VENV)/installed: requirements.txt pyproject.toml booktools/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet $(UV)
 	printf '%s\n' $(EXCLUDED) > $(VENV)/excluded.txt
 	$(BIN)/uv pip install --python $(BIN)/python --quiet $(UV_FROM_PIP) \
 	  -r requirements.txt --excludes $(VENV)/excluded.txt
-	$(BIN)/uv pip install --python $(BIN)/python --quiet --no-deps --editable .
+	$(BIN)/uv pip install --python $(BIN)/python --quiet --no-deps --editable . --editable booktools
 	JUPYTER_CONFIG_DIR=$(VENV)/etc/jupyter $(BIN)/jupytext-config set-default-viewer
 	$(BIN)/python -c "import torch" & torch=$$!; $(BIN)/python -c "import $(WARM_IMPORTS)" && wait $$torch
 	touch $@
@@ -72,7 +72,7 @@ node_modules/.package-lock.json: package-lock.json
 # and the same execution cache, which goes into ja/ beside it (BOOK_TRANSLATED: each page links
 # to the other edition's).
 book: $(VENV)/installed node_modules/.package-lock.json
-	$(BIN)/python _ext/execute_in_parallel.py $(abspath $(CACHE))
+	$(BIN)/python -m booktools.execute_in_parallel $(abspath $(CACHE))
 	BOOK_TRANSLATED=1 BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BUILD) --path-output $(OUT) \
 	  & english=$$!; \
 	BOOK_TRANSLATED=1 BOOK_LANGUAGE=ja BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BUILD) \
@@ -218,12 +218,12 @@ student: $(VENV)/installed node_modules/.package-lock.json
 	@echo "The student edition is in $(OUT)/_build/student: open $(OUT)/_build/student/index.html"
 
 # The whole book as one PDF, $(OUT)/_build/pdf/attention-step-by-step.pdf: the one-page build
-# (Sphinx's singlehtml) printed by Chromium (_ext/print_pdf.py says why), from the execution cache.
+# (Sphinx's singlehtml) printed by Chromium (booktools/print_pdf.py says why), from the execution cache.
 pdf: $(VENV)/installed node_modules/.package-lock.json
-	$(BIN)/python _ext/execute_in_parallel.py $(abspath $(CACHE))
+	$(BIN)/python -m booktools.execute_in_parallel $(abspath $(CACHE))
 	BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BIN)/jupyter-book build . --builder singlehtml \
 	  --warningiserror --nitpick --keep-going --path-output $(OUT)
-	$(BIN)/python _ext/print_pdf.py $(OUT)/_build/singlehtml $(OUT)/_build/pdf/attention-step-by-step.pdf
+	$(BIN)/python -m booktools.print_pdf $(OUT)/_build/singlehtml $(OUT)/_build/pdf/attention-step-by-step.pdf
 
 # An Otter-Grader assignment for each chapter with coding exercises (the assignments package):
 # _build/assignments/<chapter>/student to hand out, .../autograder to grade (otter run, Gradescope).

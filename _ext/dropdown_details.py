@@ -22,7 +22,7 @@ from sphinx.locale import admonitionlabels
 from sphinx_exercise.nodes import depart_solution_node, solution_node, visit_solution_node
 
 DROPDOWN = "dropdown"
-PRINTED = "singlehtml"  # the builder whose pages are printed (_ext/print_pdf.py)
+PRINTED = "singlehtml"  # the builder whose pages are printed (booktools/print_pdf.py)
 SUMMARY = '<summary class="admonition-title">'
 # drawn by _static/book.css; a screen reader hears the open or closed state from the <details>
 CHEVRON = '<span class="dropdown-chevron" aria-hidden="true"></span>'

@@ -6,7 +6,7 @@ so in one line. The result is the config value ``book_repository`` (a dict, or N
 the notebooks extension also reads for the install cell of the downloadable notebooks.
 
 Colab opens only notebooks stored on GitHub: its button opens the generated notebook on the
-branch ``NOTEBOOKS_BRANCH``, which the publish workflow fills with ``_ext/publish_notebooks.py``.
+branch ``NOTEBOOKS_BRANCH``, which the publish workflow fills with ``booktools/publish_notebooks.py``.
 Binder opens the chapter's MyST file in JupyterLab, where Jupytext shows it as a notebook
 (``binder/postBuild`` installs attnkit and sets that viewer).
 
@@ -36,10 +36,12 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from edition_language import edition_folder
-from repository import find_repository, origin_remote
 from sphinx.locale import _
 from sphinx.util import logging
 from sphinx.util.i18n import CatalogInfo
+
+from booktools.publish_notebooks import NOTEBOOKS_BRANCH, STUDENT_FOLDER
+from booktools.repository import find_repository, origin_remote
 
 LOGGER = logging.getLogger(__name__)
 
@@ -47,8 +49,6 @@ BINDER = "https://mybinder.org"
 COLAB = "https://colab.research.google.com"
 # the theme's own icons
 ICONS = {"Binder": "_static/images/logo_binder.svg", "Colab": "_static/images/logo_colab.png"}
-NOTEBOOKS_BRANCH = "notebooks"  # where the publish workflow puts the generated notebooks
-STUDENT_FOLDER = "student"  # the student edition's notebooks, on that branch
 
 
 def notebook_folder(student: bool, language: str | None) -> str:

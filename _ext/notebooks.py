@@ -22,9 +22,10 @@ from pathlib import Path
 import jupytext
 import nbformat
 from edition_language import page_catalogue
-from setup_cell import setup_cell
 from student_edition import strip_solutions
-from translated_markdown import parser, proof_aware, translate_markdown
+
+from booktools.setup_cell import setup_cell
+from booktools.translated_markdown import parser, proof_aware, translate_markdown
 
 
 def chapter_notebook(

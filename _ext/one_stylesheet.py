@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from icon_fonts import cut_icon_fonts
-from node_script import run_node
+from booktools.icon_fonts import cut_icon_fonts
+from booktools.node_script import run_node
 
 ROOT = Path(__file__).resolve().parent.parent
 PURGECSS = ROOT / "node_modules" / "purgecss" / "bin" / "purgecss.js"

@@ -2,7 +2,7 @@
 
 Sphinx writes each formula as TeX in a ``math`` span or div, exactly as for MathJax (this
 renderer reuses MathJax's writer). When the build has finished, the TeX in every page is replaced
-by MathML, made by ``typeset-math.cjs`` under Node.js with Temml (pinned in package-lock.json),
+by MathML, made by ``booktools/typeset-math.cjs`` under Node.js with Temml (pinned in package-lock.json),
 which writes MathML Core: the browser lays formulas out itself, and screen readers read them as
 they are. The pages with formulas link one stylesheet made for them: Temml's, for the Noto Sans
 Math font, which the book serves itself, cut to the characters its formulas use. Pages then load
@@ -24,13 +24,15 @@ import shutil
 import unicodedata
 from pathlib import Path
 
-from icon_fonts import cut
-from node_script import run_node
 from sphinx.errors import ExtensionError
 from sphinx.ext.mathjax import html_visit_displaymath, html_visit_math
 
+import booktools
+from booktools.icon_fonts import cut
+from booktools.node_script import run_node
+
 ROOT = Path(__file__).resolve().parent.parent
-TYPESETTER = Path(__file__).resolve().parent / "typeset-math.cjs"
+TYPESETTER = Path(booktools.__file__).resolve().parent / "typeset-math.cjs"
 MODULES = ROOT / "node_modules"
 TEMML_CSS = MODULES / "temml" / "dist" / "Temml-NotoSans.css"
 FONT = MODULES / "@fontsource" / "noto-sans-math" / "files" / "noto-sans-math-latin-400-normal.woff"

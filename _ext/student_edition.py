@@ -29,10 +29,11 @@ import re
 from pathlib import Path
 
 from docutils import nodes
-from myst_directives import directives
 from sphinx.locale import _
 from sphinx.transforms import SphinxTransform
 from sphinx_exercise.nodes import solution_node
+
+from booktools.myst_directives import directives
 
 ANSWERS_TITLE = "Answers to"
 ANSWERS_CLASS = "answers"

@@ -1,4 +1,4 @@
-"""Draw the pages' widgets with the book's own host, ``widget-host.js``, not a widget manager.
+"""Draw the pages' widgets with the book's own host, ``booktools/widget-host.js``, not a widget manager.
 
 Every widget in the book is an anywidget, whose front end travels in the widget state that
 myst-nb embeds in the page; ``widget-host.js`` imports it and renders each view (see its header).
@@ -18,7 +18,9 @@ from pathlib import Path
 from myst_nb.sphinx_ import NbMetadataCollector
 from sphinx.errors import ExtensionError
 
-HOST = Path(__file__).resolve().parent / "widget-host.js"
+import booktools
+
+HOST = Path(booktools.__file__).resolve().parent / "widget-host.js"
 DRAWN = {"anywidget"}
 CARRIED = {("@jupyter-widgets/base", "LayoutModel"), ("@jupyter-widgets/controls", "StyleModel")}
 
@@ -52,7 +54,7 @@ def add_host(app, pagename, templatename, context, doctree):
         if kind[0] not in DRAWN and kind not in CARRIED:
             raise ExtensionError(
                 f"{pagename}: widget {model_id} is a {kind[0]} {kind[1]}, which the static "
-                "page cannot draw; the book's widgets are anywidgets (see _ext/widget-host.js)"
+                "page cannot draw; the book's widgets are anywidgets (see booktools/widget-host.js)"
             )
     # after the widget state (priority 500), which it reads
     app.add_js_file(f"jsdeps/{HOST.name}", priority=600, type="module")

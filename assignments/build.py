@@ -21,7 +21,6 @@ from pathlib import Path
 
 import nbformat
 
-from _ext.repository import find_repository, origin_remote
 from assignments.exercises import (
     assignment_settings,
     coding_exercises,
@@ -29,6 +28,7 @@ from assignments.exercises import (
     setup_code,
 )
 from assignments.master import master_notebook
+from booktools.repository import find_repository, origin_remote
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"

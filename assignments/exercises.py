@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import jupytext
 import yaml
 
-from _ext.myst_directives import directives
+from booktools.myst_directives import directives
 
 STUB_MARK = 'raise NotImplementedError("replace this line with your code")'
 

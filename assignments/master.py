@@ -8,7 +8,7 @@ calls the chapter's own check, so the grade and the check a student runs cannot 
 question scores all its points or none: a function that passes the public tests and fails the
 check has not answered it.
 
-The notebook opens with the book's set-up cell (``_ext/setup_cell.py``), which installs attnkit
+The notebook opens with the book's set-up cell (``booktools/setup_cell.py``), which installs attnkit
 and Otter where they are missing, so that it runs in Colab or a fresh Jupyter; Otter's own
 first cell, which imports Otter, therefore comes after it instead of before.
 """
@@ -22,8 +22,8 @@ import sys
 import nbformat
 import yaml
 
-from _ext.setup_cell import setup_cell
 from assignments.exercises import CodingExercise
+from booktools.setup_cell import setup_cell
 
 # Role references such as {eq}`eq-scale-gqa` point into the book, which a notebook handed out
 # alone cannot follow: an equation is shown in the prompt, anything else is named.
@@ -143,7 +143,7 @@ def master_notebook(
 ) -> nbformat.NotebookNode:
     """The master notebook of ``chapter`` (its slug), titled ``title``: its ``exercises``
     worth the points of ``settings`` (label -> points, public tests), after ``setup``; its
-    set-up cell installs attnkit from ``repository`` (``_ext/repository.py``)."""
+    set-up cell installs attnkit from ``repository`` (``booktools/repository.py``)."""
     unknown = set(settings) - {exercise.label for exercise in exercises}
     if unknown:
         raise ValueError(

@@ -8,7 +8,8 @@ import nbformat
 import pytest
 from myst_parser.config.main import MdParserConfig
 
-from tests.support.book import SITE_URL, chapter_files, load_extension, page, toc_files
+from booktools import translated_markdown as MARKDOWN
+from tests.support.book import SITE_URL, chapter_files, page, toc_files
 from tests.support.browser import PageLog, wait_for_widgets
 from tests.support.markup import read
 
@@ -98,7 +99,6 @@ def test_the_interface_speaks_japanese(editions, name):
 
 # What in a paragraph is not prose: maths, roles and code
 NOT_PROSE = re.compile(r"\$[^$]*\$|\{[\w:-]+\}`[^`]*`|`[^`]*`")
-MARKDOWN = load_extension("translated_markdown")
 OPTION = re.compile(r"^:[\w-]+:")
 
 

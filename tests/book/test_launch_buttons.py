@@ -9,6 +9,7 @@ import sys
 from html import unescape
 from urllib.parse import parse_qs, urlsplit
 
+import launch_buttons
 import nbformat
 import pytest
 
@@ -16,7 +17,6 @@ from tests.support.book import (
     LAUNCH_LINK,
     REPOSITORY_URL,
     ROOT,
-    load_extension,
     page,
     toc_files,
 )
@@ -25,9 +25,6 @@ CHAPTER_PAGES = [name for name in toc_files() if name.startswith("chapters/")]
 
 
 OTHER_PAGES = [name for name in toc_files() if not name.startswith("chapters/")]
-
-
-launch_buttons = load_extension("launch_buttons")
 
 
 find_repository = launch_buttons.find_repository
@@ -106,7 +103,8 @@ def test_every_button_opens_the_notebook_the_publish_step_pushes(
     subprocess.run(
         [
             sys.executable,
-            str(ROOT / "_ext" / "publish_notebooks.py"),
+            "-m",
+            "booktools.publish_notebooks",
             str(built_book[0]),
             "--student",
             str(built_student_edition),

@@ -1,7 +1,7 @@
 """The book as one PDF (``make pdf``): every page of the table of contents is in it, in order,
 with a bookmark for every chapter, every dropdown printed open, and its text is real text
 (searchable, Japanese included).
-(``_ext/print_pdf.py`` prints only once every heatmap is drawn; formulas are typeset at build
+(``booktools/print_pdf.py`` prints only once every heatmap is drawn; formulas are typeset at build
 time, tests/book/test_prerendered_math.py.)
 
 Printing 300 pages takes Chromium a minute or two, so this runs with ``make test-pdf``, not in

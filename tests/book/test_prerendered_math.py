@@ -4,10 +4,7 @@ import re
 
 import pytest
 
-from tests.support.book import chapter_files, load_extension, page, toc_files
-
-prerendered_math = load_extension("prerendered_math")
-
+from tests.support.book import chapter_files, page, toc_files
 
 FORMULA = re.compile(r'<(span|div) class="math notranslate nohighlight"[^>]*>(.*?)</\1>', re.S)
 

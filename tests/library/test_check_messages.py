@@ -13,13 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import translated_verdicts
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
 import attnkit.exercises
 from attnkit.exercises import check_softmax, wording
 from tests.support.answers import every_answers, seeds
-from tests.support.book import load_extension
 
 EXERCISES = Path(attnkit.exercises.__file__).parent
 CATALOGUE = EXERCISES / "locales" / "ja" / "LC_MESSAGES" / "checks.po"
@@ -176,7 +176,7 @@ def stable_softmax(x):
 
 def test_a_verdict_box_shown_in_english_is_written_again_in_japanese(monkeypatch):
     """As the book's Japanese pages show the verdicts of cells that ran in English."""
-    in_language = load_extension("translated_verdicts").in_language
+    in_language = translated_verdicts.in_language
     monkeypatch.delenv(wording.LANGUAGE_VARIABLE, raising=False)
     boxes = [check_softmax(fn, seed=0)._repr_html_() for fn in (abs, stable_softmax)]
     monkeypatch.setenv(wording.LANGUAGE_VARIABLE, "ja")

@@ -1,9 +1,7 @@
 """The bibliography's markup (_ext/citation_list.py): no ARIA list without list items, and no
 role that DPUB-ARIA deprecates."""
 
-from tests.support.book import load_extension
-
-citation_list = load_extension("citation_list")
+import citation_list
 
 
 def test_the_bibliography_has_neither_a_list_role_nor_entry_roles():

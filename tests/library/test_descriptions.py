@@ -11,10 +11,11 @@ says where the page comes from rather than what a reader will learn.
 
 import re
 
+import open_graph
 import pytest
 import yaml
 
-from tests.support.book import REPOSITORY_URL, ROOT, SITE_URL, load_extension, toc_files
+from tests.support.book import REPOSITORY_URL, ROOT, SITE_URL, toc_files
 
 FRONT_MATTER = re.compile(r"^---\n(.*?)\n---\n", re.S)
 MIN_LENGTH, MAX_LENGTH = 70, 160
@@ -100,9 +101,6 @@ def test_the_first_paragraph_is_found():
     assert first_paragraph((ROOT / "intro.md").read_text()).startswith("This book teaches")
     assert first_paragraph((ROOT / "appendix/errata.md").read_text()).startswith("The book follows")
     assert longest_shared_run(words("a b c d"), words("x b c d y")) == 3
-
-
-open_graph = load_extension("open_graph")
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The icon fonts cut to the icons the sheet draws (_ext/icon_fonts.py). (The built book's
+"""The icon fonts cut to the icons the sheet draws (booktools/icon_fonts.py). (The built book's
 sheet and fonts: tests/book/test_book.py.)"""
 
 import shutil
@@ -7,9 +7,8 @@ from pathlib import Path
 import pydata_sphinx_theme
 from fontTools.ttLib import TTFont
 
-from tests.support.book import load_extension
+from booktools import icon_fonts
 
-icon_fonts = load_extension("icon_fonts")
 THEME_FONTS = next(Path(pydata_sphinx_theme.__file__).parent.rglob("fontawesome/webfonts"))
 
 

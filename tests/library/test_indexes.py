@@ -10,7 +10,7 @@ exercises a chapter has is written nowhere but in the chapter: the tables list t
 import re
 from dataclasses import dataclass
 
-from _ext.myst_directives import directives
+from booktools.myst_directives import directives
 from tests.support.book import ROOT, chapter_files, part_files
 
 REF = re.compile(r"\{ref\}`([\w-]+)`")

@@ -4,15 +4,12 @@ button names: tests/book/test_launch_buttons.py.)"""
 
 from types import SimpleNamespace
 
+import launch_buttons
 import pytest
 
 from tests.support.book import (
     REPOSITORY_URL,
-    load_extension,
 )
-
-launch_buttons = load_extension("launch_buttons")
-
 
 find_repository = launch_buttons.find_repository
 

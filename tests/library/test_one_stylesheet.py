@@ -4,9 +4,7 @@ link it alone: tests/book/test_book.py.)"""
 
 from types import SimpleNamespace
 
-from tests.support.book import load_extension
-
-one_stylesheet = load_extension("one_stylesheet")
+import one_stylesheet
 
 
 def test_urls_are_rewritten_for_the_joined_sheet():

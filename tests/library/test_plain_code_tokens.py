@@ -4,14 +4,12 @@
 import re
 from html import unescape
 
+import plain_code_tokens
 from pygments import highlight
 from pygments.lexers import PythonLexer
 from pygments.styles import get_style_by_name
 from pygments.token import Keyword, Name, Number, Punctuation, Text
 
-from tests.support.book import load_extension
-
-plain_code_tokens = load_extension("plain_code_tokens")
 THEME_STYLES = [
     get_style_by_name(n) for n in ("a11y-high-contrast-light", "a11y-high-contrast-dark")
 ]

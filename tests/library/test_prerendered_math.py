@@ -2,13 +2,10 @@
 Temml, typeset in place and again alike, a font cut to what they draw, and a build that stops on a
 formula it cannot read. (Every page of the built book: tests/book/test_prerendered_math.py.)"""
 
+import prerendered_math
 import pytest
 from fontTools.ttLib import TTFont
 from sphinx.errors import ExtensionError
-
-from tests.support.book import load_extension
-
-prerendered_math = load_extension("prerendered_math")
 
 
 def test_a_formula_becomes_mathml_core():

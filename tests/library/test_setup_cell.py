@@ -1,4 +1,4 @@
-"""The set-up cell (_ext/setup_cell.py) that opens the chapters' notebooks and the assignments':
+"""The set-up cell (booktools/setup_cell.py) that opens the chapters' notebooks and the assignments':
 each assignment starts with it, before Otter's own cell, and in the book's own environment it
 installs nothing. The notebooks run alone in a fresh Python in test_notebooks.py."""
 
@@ -9,13 +9,11 @@ import nbformat
 import pytest
 
 from assignments.build import chapters_with_exercises, write_master
-from tests.support.book import REPOSITORY_URL, load_extension
+from booktools.repository import find_repository
+from booktools.setup_cell import setup_cell, uses_torch
+from tests.support.book import REPOSITORY_URL
 
-setup_cell = load_extension("setup_cell").setup_cell
-uses_torch = load_extension("setup_cell").uses_torch
-REPOSITORY = load_extension("launch_buttons").find_repository(
-    {"BOOK_REPOSITORY_URL": REPOSITORY_URL}, None
-)
+REPOSITORY = find_repository({"BOOK_REPOSITORY_URL": REPOSITORY_URL}, None)
 
 
 @pytest.mark.parametrize("chapter", chapters_with_exercises())

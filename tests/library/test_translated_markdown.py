@@ -1,12 +1,12 @@
 """A chapter's Markdown in another language, block by block from a catalogue
-(``_ext/translated_markdown.py``: the Japanese edition's notebooks)."""
+(``booktools/translated_markdown.py``: the Japanese edition's notebooks)."""
 
 import pytest
 from myst_parser.config.main import MdParserConfig
 
-from tests.support.book import ROOT, chapter_files, load_extension
+from booktools import translated_markdown as MARKDOWN
+from tests.support.book import ROOT, chapter_files
 
-MARKDOWN = load_extension("translated_markdown")
 MD = MARKDOWN.parser(MdParserConfig(enable_extensions={"colon_fence", "dollarmath", "amsmath"}))
 CATALOGUE = {
     "A paragraph over two lines, with $x$ and **bold**.": "二行の段落、$x$ と**太字**。",

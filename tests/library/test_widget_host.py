@@ -7,11 +7,8 @@ from collections import defaultdict
 from types import SimpleNamespace
 
 import pytest
+import widget_host
 from sphinx.errors import ExtensionError
-
-from tests.support.book import load_extension
-
-widget_host = load_extension("widget_host")
 
 
 def page_with(*kinds, builder="html"):

@@ -1,8 +1,6 @@
 """The repository, its table of contents, and what a built page holds."""
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import yaml
@@ -23,17 +21,6 @@ def pin(package: str) -> str:
     lines = (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
     (found,) = [line for line in lines if line.startswith(f"{package}==")]
     return found
-
-
-def load_extension(name):
-    """A Sphinx extension of _ext/, loaded from its file; the others it imports are found in
-    _ext/, as the book's build finds them (local_extensions in _config.yml)."""
-    if str(ROOT / "_ext") not in sys.path:
-        sys.path.insert(0, str(ROOT / "_ext"))
-    spec = importlib.util.spec_from_file_location(name, ROOT / "_ext" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def toc_files():

@@ -1,7 +1,7 @@
 """heatmap.js alone on a page, without the book: one widget drawn by the book's widget host.
 
 The page holds the widget's state and view as myst-nb embeds them in the book's pages, and loads
-the same host (_ext/widget-host.js), so the heatmap's browser tests and its benchmark exercise
+the same host (booktools/widget-host.js), so the heatmap's browser tests and its benchmark exercise
 the path the book's readers take; neither needs a build. ``write_widgets`` puts any of the
 book's widgets (heatmaps, the cache calculator) on one such page, in English or Japanese.
 """
@@ -44,7 +44,7 @@ PAGE = """<!doctype html><html lang="%s" %s><meta charset="utf-8"><title>widgets
 <main>%s</main>
 """
 VIEW = '<script type="application/vnd.jupyter.widget-view+json">{"model_id": "%s"}</script>'
-HOST = ROOT / "_ext" / "widget-host.js"
+HOST = ROOT / "booktools" / "widget-host.js"
 
 
 ANYWIDGET_OWN = {"_anywidget_id", "_esm", "_css"}

@@ -1,6 +1,6 @@
 """Publish the generated notebooks to the branch that the launch buttons open.
 
-    .venv/bin/python _ext/publish_notebooks.py _build/html [--student _build/student] [--remote origin]
+    .venv/bin/python -m booktools.publish_notebooks _build/html [--student _build/student] [--remote origin]
 
 Colab opens only notebooks stored on GitHub. This commits every notebook under the build's
 ``_sources/`` (``chapters/<slug>.ipynb``, the path the Colab button names), the Japanese
@@ -21,8 +21,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from launch_buttons import NOTEBOOKS_BRANCH, STUDENT_FOLDER
-
+NOTEBOOKS_BRANCH = "notebooks"  # where the publish workflow puts the generated notebooks
+STUDENT_FOLDER = "student"  # the student edition's notebooks, on that branch
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Notebook publisher",
     "GIT_AUTHOR_EMAIL": "notebooks@invalid",

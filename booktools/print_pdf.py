@@ -7,7 +7,7 @@ Why Chromium and not LaTeX (Jupyter Book's ``pdflatex``): the pages' formulas, w
 Japanese text are already drawn for a browser, and the tests install Chromium anyway, where
 LaTeX would need a TeX distribution of a gigabyte and a second way of drawing each of them.
 
-    python _ext/print_pdf.py SINGLEHTML_DIR OUT.pdf
+    python -m booktools.print_pdf SINGLEHTML_DIR OUT.pdf
 """
 
 from __future__ import annotations

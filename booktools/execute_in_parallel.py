@@ -7,7 +7,7 @@ syntax extensions), so that the cache knows it again: jupyter-cache matches a no
 code cells and kernel. A chapter whose cells fail is left out, and the build runs it again and
 reports the error as it always does.
 
-    python _ext/execute_in_parallel.py CACHE_FOLDER
+    python -m booktools.execute_in_parallel CACHE_FOLDER
 """
 
 from __future__ import annotations
