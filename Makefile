@@ -1,17 +1,7 @@
-# The two set-up commands of the README, and a few conveniences.
-#   make book   create .venv from requirements.txt and node_modules from package-lock.json
-#               (once each) and build the book into _build/html
-#   make test   create .venv (once) and run every test (pytest): both wings, side by side, the
-#               book wing after the builds it reads (make built-for-tests, into _build/tests)
-#   make test-fast   the library wing alone (tests/library): attnkit, the checks, the grader's
-#               parts; builds nothing, about a minute: run it after every change
-#   make catalogues   the Japanese edition's catalogues (locales/ja) updated after the English changed
-#   make student   the student edition, without solutions, into _build/student
-#   make pdf    the whole book as one PDF, _build/pdf/attention-step-by-step.pdf (needs Chromium)
-#   make assignments   an Otter-Grader assignment per chapter into _build/assignments
-#   make grade SUBMISSIONS=folder   grade the collected notebooks in folder into grades.csv
-#               (each in a sandbox: needs bubblewrap, Debian's package of that name)
-#   make lint / make format   check / rewrite the code with ruff (pyproject.toml)
+# The book's commands: `make help` lists the ones a person types. The two of the README:
+#   make book   create .venv and node_modules from the lock files (once) and build the book
+#   make test   every test, both wings (CONTRIBUTING.md: what each costs)
+# The install (uv, the lock's exclusions, bytecode compiled ahead) is in make/install.mk.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -21,52 +11,19 @@ OUT ?= .
 CACHE ?= $(OUT)/_build/.jupyter_cache
 BUILD := $(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
 
-.PHONY: book catalogues page pdf test test-fast test-accessibility test-pdf pdf-for-tests student assignments \
-  grade lab clean lock lint format gpt-weights
+.PHONY: help book catalogues page pdf test test-fast test-accessibility test-pdf pdf-for-tests \
+  student assignments grade lab clean lock lint format gpt-weights
+.DEFAULT_GOAL := help
 
-# The pinned environment, the helper library attnkit (editable: a change to it is live), and
-# JupyterLab set to open the chapters' Markdown as notebooks, as on Binder (binder/postBuild).
-# uv installs the lock in a minute where pip took two and a half. It reads none of pip's
-# settings, so those that say where PyTorch's CPU build is are passed on (UV_FROM_PIP): the
-# folders of wheels (PIP_FIND_LINKS, or pip's configuration) and the extra indexes
-# (PIP_EXTRA_INDEX_URL, as the publish workflow sets), each version taken from whichever index
-# has it, as pip does.
-UV := uv==0.13.9
-# Python caches the bytecode of each module the first time one of these commands imports it,
-# even where PYTHONDONTWRITEBYTECODE is set (as on CI machines), which would have every process
-# compile torch anew. The tests import a fifth of the environment: compiling all of it as it
-# is installed (uv's --compile-bytecode) cost 40 CPU-s, importing what the tests use 5.
-unexport PYTHONDONTWRITEBYTECODE
-# What most processes import (and torch, beside it), compiled once at install: before the
-# builds, the tests and the grader start side by side, each compiling it, and for the grader's
-# sandbox, which can write nothing into the environment.
-WARM_IMPORTS := matplotlib.pyplot, IPython.core.interactiveshell, ipykernel.kernelapp, \
-  jupyter_book.cli.main, pytest, hypothesis
-# Left out, though the lock lists them: rfc3987-syntax (and lark, which only it needs) is
-# jsonschema's optional checker of the "iri" format, which nothing here validates, and
-# importing it builds 38 grammars: 3 s in each process that imports jsonschema (each build of
-# the book, each notebook graded, JupyterLab).
-EXCLUDED := rfc3987-syntax lark
-UV_FROM_PIP = \
-  $$(for link in $${PIP_FIND_LINKS:-$$($(BIN)/python -m pip config get global.find-links 2>/dev/null)}; \
-     do printf -- '--find-links %s ' "$$link"; done) \
-  $$(for index in $${PIP_EXTRA_INDEX_URL:-}; do printf -- '--extra-index-url %s ' "$$index"; done) \
-  --index-strategy unsafe-best-match
-$(VENV)/installed: requirements.txt pyproject.toml booktools/pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet $(UV)
-	printf '%s\n' $(EXCLUDED) > $(VENV)/excluded.txt
-	$(BIN)/uv pip install --python $(BIN)/python --quiet $(UV_FROM_PIP) \
-	  -r requirements.txt --excludes $(VENV)/excluded.txt
-	$(BIN)/uv pip install --python $(BIN)/python --quiet --no-deps --editable . --editable booktools
-	JUPYTER_CONFIG_DIR=$(VENV)/etc/jupyter $(BIN)/jupytext-config set-default-viewer
-	$(BIN)/python -c "import torch" & torch=$$!; $(BIN)/python -c "import $(WARM_IMPORTS)" && wait $$torch
-	touch $@
+# The targets a person types, each described by its line "## name: what it does" below.
+help:
+	@echo "make <target>, the targets (README.md and CONTRIBUTING.md say more):"
+	@sed -n 's/^## \([^:]*\): /  \1\t/p' $(firstword $(MAKEFILE_LIST)) | expand -t 22
 
-# The JavaScript the book is built with (Temml, PurgeCSS) and the tests use (axe-core), from the lock.
-node_modules/.package-lock.json: package-lock.json
-	npm ci --ignore-scripts --no-audit --no-fund
+# The environment (.venv, with attnkit and booktools editable) and node_modules, from the locks.
+include make/install.mk
 
+## book: the book, in English and Japanese, into _build/html (installs .venv and node_modules once)
 # The chapters the execution cache lacks run first, side by side (myst-nb runs them one by one).
 # Then, side by side, the English edition and the Japanese one, from the catalogues in locales/ja
 # and the same execution cache, which goes into ja/ beside it (BOOK_TRANSLATED: each page links
@@ -81,6 +38,7 @@ book: $(VENV)/installed node_modules/.package-lock.json
 	rm -rf $(OUT)/_build/html/ja && cp -R $(OUT)/_build/.ja/_build/html $(OUT)/_build/html/ja
 	@echo "The book is in $(OUT)/_build/html: open $(OUT)/_build/html/index.html (日本語: ja/index.html)"
 
+## catalogues: the Japanese catalogues (locales/ja, checks.po) updated after the English changed
 # The Japanese edition's catalogues brought up to date with the English sources: a new sentence
 # gets an empty entry and a changed one is marked fuzzy, and make book fails, naming each, until
 # it is translated (_ext/edition_language.py). So is the catalogue of the exercise checks'
@@ -90,11 +48,13 @@ catalogues: $(VENV)/installed
 	  --custom-builder gettext --path-output $(OUT)/_build/.gettext
 	$(BIN)/sphinx-intl update --pot-dir $(OUT)/_build/.gettext/_build/gettext --language ja \
 	  --locale-dir locales --line-width 100 --no-obsolete
+	mkdir -p $(OUT)/_build/.checks
 	$(BIN)/pybabel extract --no-default-keywords --keywords _ --no-location --width 100 \
 	  --output-file $(OUT)/_build/.checks/checks.pot chapters/attnkit/exercises
 	$(BIN)/sphinx-intl update --pot-dir $(OUT)/_build/.checks --language ja \
 	  --locale-dir chapters/attnkit/exercises/locales --line-width 100 --no-obsolete
 
+## page: one page alone, into _build/_page (make page PAGE=chapters/attention.md)
 # One page alone, with the book's configuration and execution cache, into
 # $(OUT)/_build/_page/<name>/html: a quick look at a chapter being written (its links to other
 # pages stay unresolved). make page PAGE=chapters/attention.md
@@ -108,9 +68,11 @@ page: $(VENV)/installed node_modules/.package-lock.json
 # One thread each for PyTorch and BLAS: with three jobs on two cores, their thread pools would
 # only spin (a clean build of the book took a quarter less CPU time so).
 SINGLE_THREADED := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
+## test: every test, both wings side by side (a few minutes; CI runs this)
 test: $(VENV)/installed node_modules/.package-lock.json
 	+$(SINGLE_THREADED) $(MAKE) --no-print-directory --output-sync=target -j3 test-library test-book
 
+## test-fast: the library wing alone, on every core, building nothing: after every change
 # On every core (pytest-xdist): the library wing's tests share no state. One thread per worker
 # for PyTorch and BLAS: their thread pools on top of the workers' would fight for the cores.
 test-fast: $(VENV)/installed node_modules/.package-lock.json
@@ -167,6 +129,7 @@ class-for-tests: assignments-for-tests
 pdf-for-tests: book-for-tests
 	@+$(call logged,pdf,$(SUBMAKE) pdf OUT=$(T)/book && mkdir -p $(T)/pdf \
 	  && cp $(T)/book/_build/pdf/attention-step-by-step.pdf $(T)/pdf/)
+## test-pdf: the PDF printed and checked (not in make test: it takes minutes)
 test-pdf: pdf-for-tests
 	$(PYTEST_BOOK) tests/book/test_pdf.py
 
@@ -203,6 +166,7 @@ test-book: test-class test-site test-editions test-readings test-assignments
 # language starts from its read pages (.doctrees, and the outputs in jupyter_execute) and only
 # writes; Sphinx reads again any page changed since.
 STUDENT_BUILD = BOOK_TRANSLATED=1 BOOK_EDITION=student BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BUILD)
+## student: the student edition, without solutions, into _build/student (after make book)
 student: $(VENV)/installed node_modules/.package-lock.json
 	rm -rf $(OUT)/_build/.student $(OUT)/_build/.student-ja
 	mkdir -p $(OUT)/_build/.student/_build $(OUT)/_build/.student-ja/_build
@@ -217,6 +181,7 @@ student: $(VENV)/installed node_modules/.package-lock.json
 	cp -R $(OUT)/_build/.student-ja/_build/html $(OUT)/_build/student/ja
 	@echo "The student edition is in $(OUT)/_build/student: open $(OUT)/_build/student/index.html"
 
+## pdf: the whole book as one PDF, _build/pdf/attention-step-by-step.pdf (needs Chromium)
 # The whole book as one PDF, $(OUT)/_build/pdf/attention-step-by-step.pdf: the one-page build
 # (Sphinx's singlehtml) printed by Chromium (booktools/print_pdf.py says why), from the execution cache.
 pdf: $(VENV)/installed node_modules/.package-lock.json
@@ -225,6 +190,7 @@ pdf: $(VENV)/installed node_modules/.package-lock.json
 	  --warningiserror --nitpick --keep-going --path-output $(OUT)
 	$(BIN)/python -m booktools.print_pdf $(OUT)/_build/singlehtml $(OUT)/_build/pdf/attention-step-by-step.pdf
 
+## assignments: an Otter-Grader assignment per chapter into _build/assignments
 # An Otter-Grader assignment for each chapter with coding exercises (the assignments package):
 # _build/assignments/<chapter>/student to hand out, .../autograder to grade (otter run, Gradescope).
 assignments: $(VENV)/installed
@@ -236,30 +202,37 @@ assignments: $(VENV)/installed
 # resumes: what was graded and has not changed since keeps its rows.
 GRADES ?= grades.csv
 TIMEOUT ?= 120
+## grade: grade the notebooks in SUBMISSIONS=folder into grades.csv, each in a sandbox
 grade: $(VENV)/installed
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=folder [GRADES=grades.csv] [TIMEOUT=120]"; exit 2; }
 	$(BIN)/python -m assignments.grade $(SUBMISSIONS) --out $(GRADES) --timeout $(TIMEOUT)
 
+## test-accessibility: every page with axe-core at both widths in both colour modes
 # Every page with axe-core at both widths in both modes (make test: on a phone, dark mode).
 test-accessibility: $(VENV)/installed
 	BOOK_READ_EVERY_WAY=1 $(MAKE) --no-print-directory test-readings
 
+## lint: ruff on the Python files and the chapters' code cells
 # ruff, as configured in pyproject.toml: the Python files and the chapters' code cells.
 lint: $(VENV)/installed
 	$(BIN)/python -m pytest tests/library/test_lint.py
 
+## format: the Python files rewritten by ruff
 format: $(VENV)/installed
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+## gpt-weights: chapter 8's tiny GPT trained again from its seed
 # Chapter 8's tiny GPT trained again from its seed on one CPU thread (about a minute): writes
 # chapters/attnkit/data/tiny_gpt.pt and the record beside it, tiny_gpt.json.
 gpt-weights: $(VENV)/installed
 	$(BIN)/python -m attnkit.gpt_train
 
+## lab: JupyterLab with the chapters' Markdown opened as notebooks, as on Binder
 lab: $(VENV)/installed
 	$(BIN)/jupyter lab --ServerApp.preferred_dir=$(CURDIR)/chapters
 
+## clean: remove _build
 clean:
 	rm -rf _build
 
@@ -269,6 +242,7 @@ clean:
 # PyTorch's local CPU wheel (torch==X+cpu), the pin drops the +cpu: the same version installs
 # anywhere, and Binder and the notebooks fetch the CPU build by its index.
 LOCK_VENV := /tmp/attention-book-lock
+## lock: requirements.txt resolved again from requirements.in (needs PyPI)
 lock:
 	rm -rf $(LOCK_VENV) && $(PYTHON) -m venv $(LOCK_VENV)
 	$(LOCK_VENV)/bin/python -m pip install --quiet pip-tools==7.6.2
