@@ -33,7 +33,11 @@ def test_every_page_of_the_toc_is_built(built_book):
 @pytest.mark.parametrize("chapter", chapter_files())
 def test_chapter_was_executed_without_errors(built_book, chapter):
     html = page(built_book[0], chapter)
-    assert html.count('class="cell_output') >= 5, "the chapter's cells were not executed"
+    outputs = html.count('class="cell_output')
+    assert outputs >= 5, (
+        f"{chapter}: {outputs} code cells with output; the rule (CONTRIBUTING.md): a chapter "
+        "shows at least 5, which checks its formulas (else its cells were not executed)"
+    )
     assert "output traceback" not in html
     assert "output stderr" not in html
     assert "Traceback (most recent call last)" not in html
@@ -42,9 +46,14 @@ def test_chapter_was_executed_without_errors(built_book, chapter):
 @pytest.mark.parametrize("chapter", chapter_files())
 def test_chapter_has_math_exercises_and_solutions(built_book, chapter):
     html = page(built_book[0], chapter)
-    assert html.count('class="math notranslate nohighlight"') >= 5
-    assert html.count('class="exercise admonition"') >= 4
-    assert html.count("solution dropdown admonition") >= 4
+    rules = {  # CONTRIBUTING.md, "What a chapter must meet"
+        "at least 5 formulas": html.count('class="math notranslate nohighlight"') >= 5,
+        "at least 4 exercises": html.count('class="exercise admonition"') >= 4,
+        "at least 4 solutions in dropdowns": html.count("solution dropdown admonition") >= 4,
+    }
+    assert all(rules.values()), (
+        f"{chapter} breaks the rules {[r for r, met in rules.items() if not met]}"
+    )
 
 
 def test_attention_heatmap_embeds_its_widget_state(built_book):

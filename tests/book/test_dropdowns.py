@@ -63,7 +63,11 @@ def test_every_dropdown_is_a_closed_details_titled_by_its_summary(built_book, ed
     html = page(html_dir / edition, name)
     found = dropdowns(html)
     source = (ROOT / f"{name}.md").read_text(encoding="utf-8")
-    assert len(found) == source.count(":class: dropdown") >= 5
+    assert len(found) == source.count(":class: dropdown"), (name, edition)
+    assert len(found) >= 5, (
+        f"{name}: {len(found)} dropdowns; the rule (CONTRIBUTING.md): a chapter has at least 5 "
+        "(its exercises' solutions and the answers to its questions)"
+    )
     answers = []
     for element, children, title in found:
         assert element.tag == "details" and "open" not in element.attrs, (element, title)

@@ -40,7 +40,9 @@ def test_the_column_is_as_wide_as_the_figures_are_drawn(measured):
 @pytest.mark.parametrize("name", chapter_files())
 def test_figures_show_at_their_drawn_size_on_a_laptop(measured, name):
     found = measured["laptop", name]
-    assert found["figures"], f"{name} draws figures, and none was found"
+    assert found["figures"], (
+        f"{name}: no figure found; the rule (CONTRIBUTING.md): a chapter draws at least one"
+    )
     for figure in found["figures"]:
         assert figure["drawn"], f"{figure['src']}: no display size: drawn without the book's style?"
         assert figure["drawn"] <= found["column"], f"{figure['src']} is wider than the column"
@@ -54,7 +56,7 @@ def test_figures_show_at_their_drawn_size_on_a_laptop(measured, name):
 def test_figures_stay_legible_on_a_phone(measured, name):
     found = measured["phone", name]
     assert found["page"][0] == found["page"][1], "the page scrolls sideways"
-    assert found["figures"]
+    assert found["figures"], f"{name}: no figure found (CONTRIBUTING.md: at least one)"
     for figure in found["figures"]:
         scale = figure["shown"] / figure["drawn"]
         assert scale >= MIN_SCALE - 1e-3, figure

@@ -83,7 +83,9 @@ def page_labels():
 
 def test_exercises_are_found_in_every_chapter():
     for name in chapter_files():
-        assert len(exercises(name)) >= 4, name
+        assert len(exercises(name)) >= 4, (
+            f"{name}: {len(exercises(name))} exercises; the rule (CONTRIBUTING.md): at least 4"
+        )
 
 
 def test_readme_lists_the_chapters_in_order_with_their_titles():
