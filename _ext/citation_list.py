@@ -5,6 +5,9 @@ Sphinx's HTML writer marks the list of citations ``role="list"`` but each entry
 (WCAG 1.3.1). Dropping the list role leaves plain containers that read in order. The entries'
 role goes too: DPUB-ARIA 1.1 deprecates ``doc-biblioentry`` (axe-core's aria-deprecated-role, in
 Lighthouse's accessibility score).
+
+Relies on the exact markup of docutils' HTML writer for a citation list (``_html_base``), which it
+rewrites. (tests/library/test_internals.py fails, naming it, if it moves.)
 """
 
 from __future__ import annotations

@@ -9,6 +9,10 @@ loaded with ``defer``, which keeps their order and runs them before DOMContentLo
 ``documentation_options.js``: the inline scripts after it set fields of the object it defines.
 Inline scripts, modules and scripts already async or deferred are left as they are, and so is
 the search page, whose template adds Sphinx's search tools (they need doctools.js at once).
+
+Relies on Sphinx's private asset class ``sphinx.builders.html._assets._JavaScript`` (its filename,
+priority and attributes), rebuilt with ``defer``: Sphinx has no public way to change a script
+another extension added. (tests/library/test_internals.py fails, naming it, if it moves.)
 """
 
 from __future__ import annotations

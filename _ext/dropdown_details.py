@@ -13,6 +13,11 @@ the title bar with a chevron that turns.
 
 The one-page build (Sphinx's ``singlehtml``) is what ``make pdf`` prints: there every dropdown
 is written open, so that the PDF shows the answers.
+
+Relies on sphinx-exercise's ``solution_node`` and its
+``visit_solution_node``/``depart_solution_node``, whose HTML handlers it replaces, and on the
+signature of Sphinx's ``HTML5Translator.visit_admonition(node, name)``.
+(tests/library/test_internals.py fails, naming it, if it moves.)
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@ silently stay English on the Japanese page: here it is a warning that names the 
 English sentence, so that a build with -W fails until the catalogue has it. The page's
 description (front matter, ``myst: html_meta``) is translated here too: MyST adds its meta tag
 only after Sphinx has translated the page.
+
+Relies on Sphinx's gettext helpers ``sphinx.locale.init``, ``sphinx.util.i18n.docname_to_domain``
+and ``sphinx.util.nodes.extract_messages``. (tests/library/test_internals.py fails, naming it, if
+it moves.)
 """
 
 from __future__ import annotations

@@ -27,6 +27,10 @@ Their words are in the page's language: the tooltips from the book's catalogue (
 ``_templates/words-outside-templates.html`` keeps them), and "logo", which the theme writes after
 each icon's name from its own catalogue, from ``booktheme.po`` beside it, which the theme's
 catalogue falls back to.
+
+Relies on sphinx-book-theme's ``context["header_buttons"]``, made at priority 501, to which it adds
+its menu, and on Sphinx's ``sphinx.util.i18n.CatalogInfo`` to compile the theme's words.
+(tests/library/test_internals.py fails, naming it, if it moves.)
 """
 
 from __future__ import annotations

@@ -14,6 +14,10 @@ Every picture drawn at a set size also gets that size as its ``width`` and ``hei
 attributes, from which the browser knows its proportions before it has loaded (the style sheet
 scales figures with the column, ``height: auto``): a picture that arrives late moves no text,
 and the page has the same layout before and after its pictures arrive.
+
+Relies on docutils' ``HTMLTranslator.visit_image`` writing its ``<img>`` through ``self.emptytag``
+(and Sphinx's ``visit_image`` calling it): the size attributes are added there.
+(tests/library/test_internals.py fails, naming it, if it moves.)
 """
 
 from __future__ import annotations

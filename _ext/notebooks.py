@@ -12,6 +12,10 @@ it does nothing. In an edition in another language (the Japanese one) the notebo
 the page's, translated from the same catalogue (``translated_markdown.py``); its code is the
 same, and its set-up cell sets the language of the exercise checks' messages. The notebooks are
 generated at build time and never committed.
+
+Relies on sphinx-book-theme's download menu offering ``context["ipynb_source"]``
+(``header_buttons.add_header_buttons``). (tests/library/test_internals.py fails, naming it, if it
+moves.)
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@ instead, made when the build has finished: the sheets in the order the pages had
 pages, nor in the scripts that add classes to them, taken out by PurgeCSS (the maintained tool
 for this, pinned in package-lock.json). The icon fonts it names are cut to the icons it keeps
 (``icon_fonts.py``).
+
+Relies on pydata-sphinx-theme's ``webpack-macros.html``: the sheets its ``head_pre_assets`` links
+and the bundles it loads (``_templates/layout.html`` leaves them out).
+(tests/library/test_internals.py fails, naming it, if it moves.)
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ A page's description is written in its front matter (``myst: html_meta: descript
 its learning goals; MyST puts it in ``<meta name="description">``. The extension gives the same
 text to ``og:description``, which sphinxext-opengraph would otherwise take from the page's
 first paragraph.
+
+Relies on sphinxext-opengraph taking the ``og:`` fields of ``context["meta"]`` as the page's own
+(``get_tags``). (tests/library/test_internals.py fails, naming it, if it moves.)
 """
 
 from __future__ import annotations

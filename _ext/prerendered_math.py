@@ -13,6 +13,9 @@ MathJax's CommonHTML, typeset at build time the same way before, drew each formu
 elements, which a phone lays out before its first paint: chapter 1 had 7,967 elements and has
 4,378 (chapter 5: 17,817 and 10,825). On Lighthouse's phone (benchmarks/lighthouse.py), chapter
 1's first contentful paint went from 3.3 s to 1.4 s, the icon fonts cut at the same time.
+
+Relies on ``sphinx.ext.mathjax.html_visit_math`` and ``html_visit_displaymath``, the writers it
+reuses. (tests/library/test_internals.py fails, naming it, if it moves.)
 """
 
 from __future__ import annotations

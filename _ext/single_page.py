@@ -4,6 +4,10 @@ Sphinx gives a builder the node handlers registered under its own name and falls
 its format only when it has none: sphinx-proof registers its nodes for ``html`` alone, while
 other extensions register for ``singlehtml`` too, so the one-page build would not know how to
 write a definition. This lends the ``html`` handlers to ``singlehtml`` where it has none.
+
+Relies on Sphinx's ``app.registry.translation_handlers`` (the handlers by builder name), which it
+fills: Sphinx has no public way to copy handlers between builders. (tests/library/test_internals.py
+fails, naming it, if it moves.)
 """
 
 from __future__ import annotations

@@ -20,6 +20,9 @@ With the environment variable ``BOOK_EDITION=student`` (``make student`` sets it
 Why not sphinx-exercise's own ``hide_solutions``: it drops the ``solution`` directive only, and
 keeps the gated ``solution-start``/``solution-end`` form (the chapters' code solutions), the
 "Answers to" dropdowns, the labels in ``objects.inv`` and the sources.
+
+Relies on Sphinx's ``BuildEnvironment.tocs`` (each page's contents menu), which it cuts on intro-
+only pages. (tests/library/test_internals.py fails, naming it, if it moves.)
 """
 
 from __future__ import annotations

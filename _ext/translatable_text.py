@@ -24,6 +24,11 @@ read (priority 20). Text made or rebuilt outside that order stayed English on Ja
   (the gettext builder takes them from the environment), but sphinx-external-toc inserts the
   toctrees at priority 100, after ``Locale``: they are translated once inserted
   (:class:`TranslatedTocCaptions`).
+
+Relies on sphinx-exercise's directive classes (subclassed), its nodes, its post-transform's
+priority and ``env.sphinx_exercise_registry``; on the priorities of Sphinx's ``Locale`` (20) and
+sphinx-external-toc's ``InsertToctrees`` (100). (tests/library/test_internals.py fails, naming it,
+if it moves.)
 """
 
 from __future__ import annotations

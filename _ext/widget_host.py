@@ -7,6 +7,9 @@ myst-nb would load, which ``_config.yml`` turns off), as a module, which runs on
 been read, before the theme's deferred scripts; copies it into ``_static/jsdeps/``; and fails the build
 when a page holds a widget the host cannot draw (anything but anywidgets and the layout and style
 models they carry).
+
+Relies on myst-nb's ``NbMetadataCollector.get_js_files(env, docname)``, where myst-nb keeps a
+page's widget state. (tests/library/test_internals.py fails, naming it, if it moves.)
 """
 
 from __future__ import annotations

@@ -12,7 +12,10 @@
    - the page's contents mark the section being read;
    - the header's menus (download, run this chapter) open by click or keys;
    - a code block or output that scrolls sideways takes keyboard focus;
-   - the back-to-top button shows while the reader scrolls up. */
+   - the back-to-top button shows while the reader scrolls up.
+   Relies on the themes' markup (the ids looked up below, in their templates) and on the colour
+   mode stored as pydata-sphinx-theme.js stores it (localStorage "mode" and "theme"):
+   tests/library/test_internals.py fails, naming them, if they move. */
 (() => {
   "use strict";
   const root = document.documentElement;
