@@ -32,17 +32,16 @@ import argparse
 import contextlib
 import functools
 import gzip
-import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 from benchmarks.record import git, machine, write_json
+from booktools.local_server import QuietHandler, served
 from tests.support.book import toc_files
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,15 +63,12 @@ COMPRESSED = (".html", ".css", ".js", ".mjs", ".json", ".svg", ".txt", ".xml", "
 STOCK_PAGES = ("intro", "markdown", "notebooks", "markdown-notebooks")
 
 
-class _GzipHandler(http.server.SimpleHTTPRequestHandler):
+class _GzipHandler(QuietHandler):
     """Files from a folder, text compressed with gzip when the client accepts it, over kept-alive
     HTTP/1.1 connections (GitHub Pages serves HTTP/2; Python's server, HTTP/1.0, would open a
     connection per file)."""
 
     protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
 
     def send_head(self):
         path = self.translate_path(self.path)
@@ -108,19 +104,9 @@ def _compressed(path: str, mtime: float) -> bytes:
     return gzip.compress(Path(path).read_bytes(), compresslevel=6)
 
 
-@contextlib.contextmanager
 def serve_gzipped(folder: Path):
     """Serve ``folder`` on 127.0.0.1 at a free port, gzip-compressed; yields the base URL."""
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(_GzipHandler, directory=str(folder))
-    )
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    return served(folder, _GzipHandler)
 
 
 def lighthouse(binary: Path, url: str, report: Path | None = None) -> dict:

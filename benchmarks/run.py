@@ -27,7 +27,8 @@ import timeit
 from pathlib import Path
 
 import numpy as np
-import yaml
+
+from booktools import toc
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
@@ -49,13 +50,7 @@ def build_times() -> dict:
 
 
 def chapter_pages() -> list[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    return [
-        c["file"]
-        for part in toc["parts"]
-        for c in part["chapters"]
-        if c["file"].startswith("chapters/")
-    ]
+    return [name for name in toc.pages() if name.startswith("chapters/")]
 
 
 def pin_to_one_core():

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import yaml
 
+from booktools import toc
+
 ROOT = Path(__file__).resolve().parent.parent
 READ_DATA = {"type": "plugin", "name": "myst_nb_md"}  # how myst-nb names its reader to the cache
 
@@ -48,9 +50,7 @@ def execute(path: Path, notebook, timeout: int):
 
 def pages() -> list[Path]:
     """The sources of the pages of the table of contents."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    names = [toc["root"]] + [c["file"] for part in toc["parts"] for c in part["chapters"]]
-    return [ROOT / f"{name}.md" for name in names]
+    return [ROOT / f"{name}.md" for name in toc.pages()]
 
 
 def main(cache_folder: Path) -> None:

@@ -12,36 +12,15 @@ LaTeX would need a TeX distribution of a gigabyte and a second way of drawing ea
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import http.server
 import shutil
 import sys
-import threading
 from pathlib import Path
+
+from booktools.local_server import served
 
 # As many widgets drawn (each marks its root data-drawn) as the page holds widget views.
 WIDGETS_DRAWN = """() => document.querySelectorAll('[data-drawn]').length >= document
     .querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length"""
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@contextlib.contextmanager
-def served(folder: Path):
-    """``folder`` served on 127.0.0.1 (the widgets load their code as modules, which a browser
-    refuses from file: URLs); yields the base URL."""
-    handler = functools.partial(_Quiet, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def print_book(folder: Path, out: Path) -> None:

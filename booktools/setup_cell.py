@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from booktools.pins import pin
+
 ROOT = Path(__file__).resolve().parent.parent
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 IMPORTS_TORCH = re.compile(r"^\s*(import torch|from torch\b)", re.M)
@@ -44,12 +46,6 @@ def uses_torch(code: str, seen: frozenset = frozenset()) -> bool:
     )
 
 
-def pinned(package: str) -> str:
-    """The book's own pin of ``package``, e.g. ``torch==2.13.0``, from requirements.txt."""
-    lines = (ROOT / "requirements.txt").read_text().splitlines()
-    return next(line for line in lines if line.startswith(f"{package}=="))
-
-
 def setup_cell(repository: dict | None, code: str, language: str | None = None) -> str:
     """The cell's source, for the repository found at build time (``launch_buttons``), the
     ``code`` of the notebook it opens and the ``language`` of its edition (None: English)."""
@@ -59,14 +55,14 @@ def setup_cell(repository: dict | None, code: str, language: str | None = None) 
     if uses_torch(code):
         installs += f"""
 if importlib.util.find_spec("torch") is None:  # the CPU build, not the multi-GB CUDA one
-    pip_install("{pinned("torch")}", "--extra-index-url", "{TORCH_CPU_INDEX}")"""
+    pip_install("{pin("torch")}", "--extra-index-url", "{TORCH_CPU_INDEX}")"""
     if language not in (None, "en"):
         installs += f"""
 os.environ["ATTNKIT_LANGUAGE"] = "{language}"  # the exercise checks' messages"""
     if USES_OTTER.search(code):
         installs += f"""
 if importlib.util.find_spec("otter") is None:  # Otter-Grader, for grader.check
-    pip_install("{pinned("otter-grader")}")"""
+    pip_install("{pin("otter-grader")}")"""
     return f"""\
 # Set-up. Where this chapter's helper library `attnkit` is missing (Colab, your own Jupyter),
 # this cell installs it from the book's repository; in the book's environment it does nothing.

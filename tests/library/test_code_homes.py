@@ -6,6 +6,7 @@ installed editable beside attnkit and imported as ``booktools.x`` by the extensi
 the tests and the benchmarks. Each test names the file and line that breaks its rule."""
 
 import ast
+import functools
 import subprocess
 
 import pytest
@@ -27,6 +28,7 @@ EXTENSION_NAMES = {path.stem for path in EXTENSIONS if path.suffix == ".py"}
 PYTHON_FILES = files("*.py")
 
 
+@functools.cache
 def tree(path):
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
@@ -131,3 +133,26 @@ def test_booktools_is_its_own_package_and_attnkit_ships_without_it():
     assert booktools.__file__ == str(ROOT / "booktools" / "__init__.py"), (
         f"booktools is imported from {booktools.__file__}, not this checkout (make book installs it)"
     )
+
+
+def test_one_reader_of_the_table_of_contents_and_one_local_server():
+    """_toc.yml is read by booktools/toc.py alone (sphinx-external-toc's parser), and a folder
+    is served over HTTP by booktools/local_server.py alone."""
+    offenders = []
+    for path in PYTHON_FILES:
+        text = path.read_text(encoding="utf-8")
+        for node in ast.walk(tree(path)) if "_toc.yml" in text else ():
+            if isinstance(node, ast.Call) and "_toc.yml" in (
+                ast.get_source_segment(text, node) or ""
+            ):
+                called = ast.unparse(node.func)
+                if called.endswith(("read_text", "safe_load", "open", "parse_toc_yaml")):
+                    offenders.append(f"{where(path, node.lineno)} reads _toc.yml")
+        offenders += [
+            f"{where(path, line)} imports {name}"
+            for line, name in imported(path)
+            if name == "http.server"
+        ]
+    allowed = {"booktools/toc.py", "booktools/local_server.py"}
+    offenders = [o for o in offenders if o.split(":")[0] not in allowed]
+    assert not offenders, f"use booktools.toc or booktools.local_server: {offenders}"

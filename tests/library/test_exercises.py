@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 import attnkit.exercises
 from assignments.exercises import notebook_cells
@@ -33,6 +32,7 @@ from attnkit.exercises.harness import (
     random,
     shown,
 )
+from booktools import toc
 from tests.support.book import ROOT
 
 # --- comparing: the tolerance follows the answer's dtype ---------------------------------------
@@ -380,13 +380,7 @@ def chapter_modules():
 
 def book_chapters():
     """The chapters' slugs in the order of _toc.yml."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    return [
-        Path(entry["file"]).name
-        for part in toc["parts"]
-        for entry in part["chapters"]
-        if entry["file"].startswith("chapters/")
-    ]
+    return [Path(name).name for name in toc.pages() if name.startswith("chapters/")]
 
 
 @pytest.mark.parametrize("module", chapter_modules())

@@ -2,21 +2,12 @@
 
 import importlib.resources
 import json
-import re
 
 import pytest
 import yaml
 
+from booktools.pins import pins
 from tests.support.book import ROOT, pin
-
-
-def pins(path):
-    """The ``name==version`` lines of a requirements file, names normalised as PyPI does."""
-    found = {}
-    for line in path.read_text().splitlines():
-        if match := re.match(r"([A-Za-z0-9][\w.-]*)==(\S+)", line):
-            found[re.sub(r"[-_.]+", "-", match[1]).lower()] = match[2]
-    return found
 
 
 def test_lock_is_resolved_from_requirements_in():

@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-import yaml
+from booktools import pins, toc
 
 ROOT = Path(__file__).resolve().parents[2]
 # A made-up repository: the launch buttons and install cells must follow whatever is set.
@@ -16,34 +16,14 @@ LAUNCH_LINK = re.compile(
 )
 
 
-def pin(package: str) -> str:
-    """The lock's pin of ``package``, such as ``torch==X.Y.Z``: tests read it, never restate it."""
-    lines = (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
-    (found,) = [line for line in lines if line.startswith(f"{package}==")]
-    return found
-
-
-def toc_files():
-    """Every page of the book, in the order of _toc.yml: the preface first."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-    for part in toc["parts"]:
-        files += [chapter["file"] for chapter in part["chapters"]]
-    return files
-
-
-def part_files(caption):
-    """The pages of the part of _toc.yml with this caption."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    parts = [p for p in toc["parts"] if p["caption"] == caption]
-    if len(parts) != 1:
-        raise ValueError(f"_toc.yml has {len(parts)} parts captioned {caption!r}, not one")
-    return [chapter["file"] for chapter in parts[0]["chapters"]]
-
-
-def chapter_files():
-    """The numbered chapters (not the appendices)."""
-    return part_files("Chapters")
+# The lock's pin of a package, such as torch==X.Y.Z: tests read it, never restate it.
+pin = pins.pin
+# Every page of the book, in the order of _toc.yml: the preface first.
+toc_files = toc.pages
+# The pages of the part of _toc.yml with a caption.
+part_files = toc.part
+# The numbered chapters (not the appendices).
+chapter_files = toc.chapters
 
 
 def page(html_dir, name):

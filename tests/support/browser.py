@@ -6,16 +6,13 @@ Shared by the browser tests and the heatmap benchmark. Chromium comes from Debia
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import http.server
 import os
 import shutil
-import threading
-from pathlib import Path
 from urllib.parse import urlparse
 
 import numpy as np
+
+from booktools.local_server import served
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_ARGS = [
@@ -39,24 +36,8 @@ new PerformanceObserver((list) => {
 INSTALL_HINT = "install Debian's Chromium with `apt-get install chromium` to run the browser tests"
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@contextlib.contextmanager
-def serve(folder: Path):
-    """Serve ``folder`` on 127.0.0.1 at a free port; yields the base URL."""
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(folder))
-    )
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+# Serve a folder on 127.0.0.1 at a free port; yields the base URL.
+serve = served
 
 
 class PageLog:
