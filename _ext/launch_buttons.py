@@ -1,6 +1,6 @@
 """Binder and Colab buttons on every chapter page, for the repository the book is built from.
 
-The repository is found at build time (``repository.py``: its URL is never written into the
+The repository is found at build time (``booktools/repository.py``: its URL is never written into the
 book's files); where there is none, the book is built without launch buttons, and the log says
 so in one line. The result is the config value ``book_repository`` (a dict, or None), which
 the notebooks extension also reads for the install cell of the downloadable notebooks.

@@ -5,11 +5,11 @@ without outputs at ``_sources/<page>.ipynb``, and the theme's download menu link
 (sphinx-book-theme shows an ".ipynb" entry when ``ipynb_source`` is set). In the student
 edition the notebook is made from the source with its solutions removed.
 
-The notebook starts with the set-up cell of ``setup_cell.py``: where ``attnkit`` is missing
+The notebook starts with the set-up cell of ``booktools/setup_cell.py``: where ``attnkit`` is missing
 (Colab, a student's own Jupyter) it installs the helper from the book's repository, and PyTorch's
 CPU build where a chapter needs torch and has none; in the book's own environment and on Binder
 it does nothing. In an edition in another language (the Japanese one) the notebook's prose is
-the page's, translated from the same catalogue (``translated_markdown.py``); its code is the
+the page's, translated from the same catalogue (``booktools/translated_markdown.py``); its code is the
 same, and its set-up cell sets the language of the exercise checks' messages. The notebooks are
 generated at build time and never committed.
 

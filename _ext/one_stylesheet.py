@@ -10,7 +10,7 @@ instead, made when the build has finished: the sheets in the order the pages had
 ``url()``s rewritten for the new place, and the rules whose selectors match nothing in the built
 pages, nor in the scripts that add classes to them, taken out by PurgeCSS (the maintained tool
 for this, pinned in package-lock.json). The icon fonts it names are cut to the icons it keeps
-(``icon_fonts.py``).
+(``booktools/icon_fonts.py``).
 
 Relies on pydata-sphinx-theme's ``webpack-macros.html``: the sheets its ``head_pre_assets`` links
 and the bundles it loads (``_templates/layout.html`` leaves them out).

@@ -3,7 +3,7 @@
 myst-parser's markdown-it, with the book's ``colon_fence`` extension, finds every top-level
 fenced directive (```` ```{name} ```` or ``:::{name}``) as Sphinx will: a fence inside another
 fence, or inside a code block, is not one. The student edition cuts its solutions by these
-(``student_edition.py``), the assignments take their exercises from them (``assignments``), and
+(``_ext/student_edition.py``), the assignments take their exercises from them (``assignments``), and
 the tests count them. This module imports nothing of Sphinx.
 """
 

@@ -1,5 +1,5 @@
 """Print the book to one PDF (``make pdf``): the one-page build (Sphinx's singlehtml builder,
-``single_page.py``) opened in Chromium, every widget drawn in its first state, and printed
+``_ext/single_page.py``) opened in Chromium, every widget drawn in its first state, and printed
 with the browser's own PDF writer, which keeps the typeset formulas, the figures, the links
 between sections and a bookmark for every heading.
 

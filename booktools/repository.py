@@ -1,5 +1,5 @@
 """The repository the book is built from, found at build time (its URL is never written into
-the book's files): the launch buttons link to it (launch_buttons.py), and the notebooks' set-up
+the book's files): the launch buttons link to it (_ext/launch_buttons.py), and the notebooks' set-up
 cell installs attnkit from it (the chapters' and the assignments').
 
 1. ``BOOK_REPOSITORY_URL`` (``https://github.com/OWNER/NAME``) and ``BOOK_BRANCH`` (default main);

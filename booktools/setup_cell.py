@@ -1,5 +1,5 @@
 """The set-up cell that opens every notebook the book hands out: the chapters' downloads
-(``notebooks.py``) and the Otter-Grader assignments (``assignments/master.py``).
+(``_ext/notebooks.py``) and the Otter-Grader assignments (``assignments/master.py``).
 
 Where ``attnkit`` is missing (Colab, a student's own Jupyter) the cell installs it from the book's
 repository; where the notebook's code needs PyTorch or Otter and finds none, it installs the
