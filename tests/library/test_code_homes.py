@@ -77,9 +77,8 @@ def test_nothing_imports_ext_as_a_package():
 
 
 def test_no_code_changes_the_import_path():
-    """No module reaches another by putting its folder on sys.path (pytest.ini and the book's
-    configuration name the folders; a Sphinx project's conf.py, written as text by a test, is
-    the build's own)."""
+    """No module reaches another by putting its folder on sys.path: pytest.ini, the book's
+    configuration and a test's Sphinx build (PYTHONPATH) name the folders."""
     offenders = [
         where(path, node.lineno)
         for path in PYTHON_FILES

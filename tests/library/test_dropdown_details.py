@@ -6,12 +6,9 @@ import re
 
 import pytest
 
-from tests.support.book import ROOT
 from tests.support.sphinx_project import sphinx_build
 
-CONF = f"""
-import sys
-sys.path.insert(0, {str(ROOT / "_ext")!r})
+CONF = """
 extensions = ["myst_parser", "sphinx_exercise", "dropdown_details"]
 myst_enable_extensions = ["colon_fence"]
 """

@@ -22,8 +22,6 @@ PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA6
 MARK = "訳："  # what the test's translation puts before every English message
 
 CONF = f"""
-import sys
-sys.path.insert(0, {str(ROOT / "_ext")!r})
 extensions = ["myst_nb", "sphinx_external_toc", "sphinx_exercise", "sphinx_proof",
               "edition_language", "translatable_text", "translated_messages"]
 external_toc_path = "_toc.yml"
