@@ -1,6 +1,7 @@
 # Included by the Makefile: how .venv and node_modules are installed from the lock files.
 
-# The pinned environment, the helper library attnkit (editable: a change to it is live), and
+# The pinned environment, the helper library attnkit and the book's tools, booktools (both
+# editable: a change to either is live), and
 # JupyterLab set to open the chapters' Markdown as notebooks, as on Binder (binder/postBuild).
 # uv installs the lock in a minute where pip took two and a half. It reads none of pip's
 # settings, so those that say where PyTorch's CPU build is are passed on (UV_FROM_PIP): the
