@@ -21,7 +21,9 @@ message too long for a cell is cut, and kept whole in the notebook's log, in the
 ``grades-logs`` beside ``grades.csv``. The CSV is rewritten after every notebook, so a run that is stopped keeps
 what it graded, and running again resumes: a notebook graded before, unchanged since (its
 ``sha256``), keeps its rows. Notebooks whose answers are the same code are flagged in
-``duplicate_of``. ``seed`` is the seed of the checks' random inputs, the same for the class.
+``duplicate_of``. Each check draws its own fixed inputs, as in the book, so a notebook gets the
+verdict its student saw; ``--seed`` draws other inputs, the same for the whole class, and
+``seed`` says which (empty: the checks' own).
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ import functools
 import hashlib
 import json
 import os
-import random
 import sys
 import threading
 import time
@@ -248,7 +249,7 @@ def grade_notebook(
     assignment: Assignment,
     note: str,
     limits: Limits,
-    seed: int,
+    seed: int | None,
     slot: int,
 ) -> list[Row]:
     """Run the notebook in its sandbox and judge each question with its chapter's check. A
@@ -303,10 +304,10 @@ def _missing(question: Question, ready: dict) -> str:
 
 
 def grade_submission(
-    path: Path, known: dict[str, Assignment], limits: Limits, seed: int, slot: int
+    path: Path, known: dict[str, Assignment], limits: Limits, seed: int | None, slot: int
 ) -> list[Row]:
     """Every row of one collected notebook, whatever it holds."""
-    stamp = dict(seed=str(seed))
+    stamp = dict(seed="" if seed is None else str(seed))
     try:
         submission = Submission.read(path)
     except OSError as error:
@@ -450,8 +451,8 @@ def grade(
     kept: dict[str, list[Row]] = {}
     for row in earlier:
         kept.setdefault(row.notebook, []).append(row)
-    if seed is None:
-        seed = int(earlier[0].seed) if earlier and earlier[0].seed else random.randrange(2**31)
+    if seed is None and earlier and earlier[0].seed:
+        seed = int(earlier[0].seed)
     done = {}
     for path in notebooks:
         rows = kept.get(str(path))
@@ -471,7 +472,18 @@ def grade(
             rows = grade_submission(path, known, limits, seed, slot)
         except Exception as error:  # the grader's own fault: reported, and the class goes on
             said = f"{type(error).__name__}: {error}"
-            rows = [Row(str(path), "", "", 0, 0, GRADER_ERROR, said, seed=str(seed))]
+            rows = [
+                Row(
+                    str(path),
+                    "",
+                    "",
+                    0,
+                    0,
+                    GRADER_ERROR,
+                    said,
+                    seed="" if seed is None else str(seed),
+                )
+            ]
         finally:
             with lock:
                 slots.append(slot)
@@ -510,7 +522,9 @@ def main(argv: list[str] | None = None) -> None:
     )  # fmt: skip
     parser.add_argument("--memory", type=float, default=Limits.memory_bytes / 2**30, help="GiB")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
-    parser.add_argument("--seed", type=int, help="the checks' random inputs (default: random)")
+    parser.add_argument(
+        "--seed", type=int, help="other random inputs for the checks (default: each check's own)"
+    )
     parser.add_argument("--fresh", action="store_true", help="ignore an earlier run's CSV")
     args = parser.parse_args(argv)
     limits = Limits(seconds=args.timeout, memory_bytes=int(args.memory * 2**30))

@@ -7,8 +7,10 @@ them with :func:`close` (a tolerance that follows the answer's dtype), words num
 returns a confirmation when there is none. The decorator turns either outcome into a
 :class:`CheckResult`.
 
-Every run of a check draws fresh random inputs from :func:`random` (``seed=`` makes a run
-repeatable), so that no answer can be right only on the inputs one run happened to try. A NumPy
+A check draws its random inputs from :func:`random`, seeded with the check's own fixed seed
+(:func:`fixed_seed`): the same answer gets the same verdict, word for word, on every run and
+every machine. ``seed=`` draws other inputs, for a student who wants to explore, and for the
+tests, which try every answer on many. A NumPy
 check runs its inputs in each of :func:`dtypes` (float64 and float32 unless ``dtypes=`` narrows
 them) and asks :func:`keeps_dtype` whether the answer kept the inputs' dtype. A check that names
 helpers it ``forbids`` (the functions an exercise asks the student to write) runs the student's
@@ -23,6 +25,7 @@ import html
 import json
 import sys
 import warnings
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,8 +79,13 @@ def _current() -> _Run:
 
 
 def random() -> np.random.Generator:
-    """The running check's random generator: fresh inputs on every run unless seeded."""
+    """The running check's random generator, seeded with its fixed seed unless told another."""
     return _current().rng
+
+
+def fixed_seed(name: str) -> int:
+    """The seed of the check ``name`` when none is given: its own, the same on every machine."""
+    return zlib.crc32(name.encode())
 
 
 def dtypes() -> tuple:
@@ -195,8 +203,8 @@ def check(body=None, *, forbids: tuple[str, ...] = ()):
     Either way the check returns a :class:`CheckResult` and never raises, so an unfinished
     exercise does not stop the notebook. ``forbids`` names, by dotted path, the helpers the
     exercise asks the student not to use (``"attnkit.core.softmax"``). The check is called as
-    ``check_x(fn, seed=None, dtypes=DTYPES)``: ``seed`` fixes its random inputs, ``dtypes``
-    narrows the float dtypes it tries.
+    ``check_x(fn, seed=None, dtypes=DTYPES)``: ``seed`` draws other random inputs than the
+    check's own (:func:`fixed_seed`), ``dtypes`` narrows the float dtypes it tries.
     """
     if body is None:
         return functools.partial(check, forbids=tuple(forbids))
@@ -206,6 +214,7 @@ def check(body=None, *, forbids: tuple[str, ...] = ()):
         chosen = tuple(np.dtype(d).type for d in dtypes)
         if not chosen or not set(chosen) <= set(DTYPES):
             raise ValueError(f"dtypes must be some of float64 and float32, got {dtypes}")
+        seed = run.default_seed if seed is None else seed
         token = _RUN.set(_Run(np.random.default_rng(seed), chosen, tuple(forbids)))
         try:
             message = body(fn)
@@ -216,6 +225,7 @@ def check(body=None, *, forbids: tuple[str, ...] = ()):
         return CheckResult(True, message)
 
     run.forbids = tuple(forbids)
+    run.default_seed = fixed_seed(body.__name__)
     return run
 
 

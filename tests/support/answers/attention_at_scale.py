@@ -176,6 +176,22 @@ def streamed(
     return fn
 
 
+def with_inputs_copied(copy):
+    """The reference on ``copy(Q), copy(K), copy(V)``: right outputs, but memory that grows
+    with n."""
+
+    def fn(Q, K, V, block_size, causal):
+        return online_reference(copy(Q), copy(K), copy(V), block_size, causal).astype(Q.dtype)
+
+    return fn
+
+
+def online_keys_transposed_once(Q, K, V, block_size, causal):
+    """K transposed once into a contiguous copy, then its columns read block by block."""
+    K_T = np.ascontiguousarray(K.T)
+    return online_reference(Q, K_T.T, V, block_size, causal)
+
+
 def _first_block_only(value):
     """A shift taken from the first block and kept: ``value(S)`` while ``r`` is still -inf."""
     return lambda r, S: np.where(np.isneginf(r), value(S), r)
@@ -380,6 +396,18 @@ ONLINE = Answers(
             "stream", streamed(mask_up_front=True), "as much as an (n, n) causal mask"
         ),
         "blocks over the queries": Wrong("stream", online_query_blocks, _SCORES_KEPT),
+        "K transposed once into a contiguous copy": Wrong(
+            "stream", online_keys_transposed_once, "as much as a copy of K"
+        ),
+        "every input copied": Wrong(
+            "stream", with_inputs_copied(np.copy), "as much as a copy of K"
+        ),
+        "float32 inputs copied into float64 arrays": Wrong(
+            "stream",
+            with_inputs_copied(lambda a: a.astype(np.float64)),
+            "no astype to another dtype",
+            (np.float32,),
+        ),
         "attnkit's online_softmax_attention": Wrong(
             "forbidden",
             lambda Q, K, V, b, c: online_softmax_attention(Q, K, V, block_size=b, causal=c)[0],
