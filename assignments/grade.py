@@ -226,9 +226,17 @@ class StudentFunction(Remote):
     def __init__(self, process: NotebookProcess, name: str, deadline: float):
         self.process, self.name, self.deadline = process, name, deadline
 
-    def invoke(self, args: tuple, forbidden: tuple[str, ...], measure: bool) -> Outcome:
+    def invoke(
+        self,
+        args: tuple,
+        forbidden: tuple[str, ...],
+        measure: bool,
+        layout: str = "C",
+        twice: bool = False,
+    ) -> Outcome:
+        how = {"measure": measure, "layout": layout, "twice": twice}
         try:
-            reply = self.process.call(self.name, args, forbidden, measure, self.deadline)
+            reply = self.process.call(self.name, args, forbidden, how, self.deadline)
         except ProcessEnded as ended:
             return Outcome(error=f"the grader stopped it: {ended}", args=args)
         if reply.get("missing"):
@@ -241,6 +249,7 @@ class StudentFunction(Remote):
             forbidden=tuple(str(name) for name in forbidden_used),
             peak_bytes=peak if isinstance(peak, int) else None,
             args=tuple(reply.get("args") or ()),
+            shared=reply.get("shared") is True,
         )
 
 

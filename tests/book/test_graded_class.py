@@ -221,7 +221,7 @@ code = "def priority():\\n    return open('/proc/self/autogroup').read().split()
 notebook = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]))
 with NotebookProcess(notebook.encode(), Limits(seconds=60)) as process:
     process.wait_ready()
-    print(process.call("priority", (), (), False, time.monotonic() + 60)["result"])
+    print(process.call("priority", (), (), {"measure": False}, time.monotonic() + 60)["result"])
 """
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import html
+import itertools
 import json
 import sys
 import warnings
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .calling import Remote, invoke
+from .calling import LAYOUTS, Remote, invoke
 from .wording import Message, _, joined, written_in
 from .wording import language as wording_language
 
@@ -68,6 +69,7 @@ class _Run:
     rng: np.random.Generator
     dtypes: tuple
     forbidden: tuple[str, ...]
+    calls: itertools.count  # the calls made so far, which choose each call's layout
 
 
 _RUN = contextvars.ContextVar("attnkit_check_run", default=None)
@@ -75,7 +77,7 @@ _RUN = contextvars.ContextVar("attnkit_check_run", default=None)
 
 def _current() -> _Run:
     run = _RUN.get()
-    return run if run is not None else _Run(np.random.default_rng(0), DTYPES, ())
+    return run if run is not None else _Run(np.random.default_rng(0), DTYPES, (), itertools.count())
 
 
 def random() -> np.random.Generator:
@@ -215,7 +217,8 @@ def check(body=None, *, forbids: tuple[str, ...] = ()):
         if not chosen or not set(chosen) <= set(DTYPES):
             raise ValueError(f"dtypes must be some of float64 and float32, got {dtypes}")
         seed = run.default_seed if seed is None else seed
-        token = _RUN.set(_Run(np.random.default_rng(seed), chosen, tuple(forbids)))
+        run_state = _Run(np.random.default_rng(seed), chosen, tuple(forbids), itertools.count())
+        token = _RUN.set(run_state)
         try:
             message = body(fn)
         except Failed as failure:
@@ -261,11 +264,23 @@ def _unchanged(original, after) -> bool:
     return True
 
 
-def call(fn, *args, called_with: str | None = None, hint: str = "", measure: bool = False):
+def call(
+    fn,
+    *args,
+    called_with: str | None = None,
+    hint: str = "",
+    measure: bool = False,
+    fresh_result: bool = False,
+):
     """The student's ``fn(*args)``, called so that nothing it does escapes the check.
 
     NumPy arrays and torch tensors are passed as copies and compared with the originals
-    afterwards, so a function that changes its input in place is reported; any other argument
+    afterwards, so a function that changes its input in place is reported. Each call lays the
+    copies out in memory in the next of :data:`calling.LAYOUTS` (C order, Fortran order, a
+    strided view, ...), so a check that calls several times tries an answer on every layout
+    a caller may pass; a measured call gets C order. With ``fresh_result``, the function is
+    called a second time, and a result that shares memory with the first (a cached array) is
+    reported. Any other argument
     (a size, a count, a dtype) is passed as it is. A call to a helper the check forbids is
     reported. An exception becomes a :class:`Raised` that names it and says how the function
     was called: ``called_with`` (for example ``"n = 4"``), else the shapes of the array
@@ -274,11 +289,13 @@ def call(fn, *args, called_with: str | None = None, hint: str = "", measure: boo
     call runs in the process that holds the student's code.
     """
     copies = tuple(_copy(a) for a in args)
-    forbidden = _current().forbidden
+    run = _current()
+    forbidden = run.forbidden
+    layout = "C" if measure else LAYOUTS[next(run.calls) % len(LAYOUTS)]
     if isinstance(fn, Remote):
-        outcome = fn.invoke(copies, forbidden, measure)
+        outcome = fn.invoke(copies, forbidden, measure, layout, fresh_result)
     else:
-        outcome = invoke(fn, copies, forbidden, measure)
+        outcome = invoke(fn, copies, forbidden, measure, layout, fresh_result)
     if outcome.forbidden:
         helpers = joined(_(" and "), [f"`{name}`" for name in outcome.forbidden])
         raise Failed(
@@ -309,6 +326,14 @@ def call(fn, *args, called_with: str | None = None, hint: str = "", measure: boo
     ):
         raise Failed(
             _("your function changed its input array in place; compute a new array instead")
+        )
+    if outcome.shared:
+        raise Failed(
+            _(
+                "your function returned the same array to two calls (a cached array, say): a "
+                "caller that changes the array it got changes every other caller's. Return a "
+                "new array on every call"
+            )
         )
     return (outcome.result, outcome.peak_bytes) if measure else outcome.result
 

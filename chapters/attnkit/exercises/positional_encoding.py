@@ -110,6 +110,7 @@ def _answer(fn, n: int, d: int) -> np.ndarray:
         d,
         called_with=_("n = {n}, d = {d}", n=n, d=d),
         hint=_odd_d_hint() if d % 2 else "",
+        fresh_result=True,
     )
     got = ndarray(answer, _("the result"))
     if got.dtype != np.float64:

@@ -68,7 +68,8 @@ def check_causal_mask(fn):
     masks made unavailable."""
     for n in _causal_sizes():
         expected = _causal(n)
-        got = ndarray(call(fn, n, called_with=_("n = {n}", n=n)), _("the mask"))
+        answer = call(fn, n, called_with=_("n = {n}", n=n), fresh_result=True)
+        got = ndarray(answer, _("the mask"))
         if got.shape != (n, n):
             sliced = (
                 _(
@@ -610,7 +611,8 @@ def _padding_mask_of(fn, lengths, n, left):
         else _("lengths = np.array({lengths}), n = {n}", lengths=lengths.tolist(), n=n)
     )
     try:
-        return ndarray(call(fn, *args, called_with=called_with), _("the mask")), called_with
+        answer = call(fn, *args, called_with=called_with, fresh_result=True)
+        return ndarray(answer, _("the mask")), called_with
     except Raised as raised:
         if "out of bounds for" not in raised.error:
             raise

@@ -19,6 +19,7 @@ from tests.support.answers import (
     Answers,
     Wrong,
     dtype_family,
+    layout_family,
     softmax_families,
     structure_family,
     type_family,
@@ -437,6 +438,7 @@ ONLINE = Answers(
         ),
         **type_family(online_reference),
         **dtype_family(online_reference),
+        **layout_family(online_reference),
     },
 )
 
@@ -541,6 +543,7 @@ GQA = Answers(
         ),
         **type_family(gqa_reference),
         **dtype_family(gqa_reference),
+        **layout_family(gqa_reference),
     },
 )
 

@@ -16,7 +16,9 @@ from attnkit.relative_position_modules import RotaryPositionEmbedding
 from tests.support.answers import (
     Answers,
     Wrong,
+    alias_family,
     dtype_family,
+    layout_family,
     structure_family,
     type_family,
 )
@@ -122,13 +124,14 @@ def length_in_uint8(n, d):
 
 
 def table_of(rows):
-    """A table precomputed for ``rows`` positions, for each width, and sliced with [:n]."""
+    """A table precomputed for ``rows`` positions, for each width, and a copy of its first n
+    rows (a view would also hand every caller the same memory: the alias family)."""
     tables = {}
 
     def fn(n, d):
         if d not in tables:
             tables[d] = pe_reference(rows, d)
-        return tables[d][:n]
+        return tables[d][:n].copy()
 
     return fn
 
@@ -205,6 +208,7 @@ POSITIONAL_ENCODING = Answers(
             "forbidden", with_the_module, "attnkit.modules.SinusoidalPositionalEncoding"
         ),
         **type_family(pe_reference),
+        **alias_family(pe_reference),
         "float32": Wrong("type", in_float32, "return float64"),
     },
     float_inputs=False,
@@ -454,6 +458,7 @@ ROTARY_EMBEDDING = Answers(
         ),
         **type_family(rope_reference),
         **dtype_family(rope_reference),
+        **layout_family(rope_reference),
     },
 )
 

@@ -21,7 +21,9 @@ from attnkit.exercises.self_attention import (
 from tests.support.answers import (
     Answers,
     Wrong,
+    alias_family,
     dtype_family,
+    layout_family,
     softmax_families,
     structure_family,
     type_family,
@@ -81,6 +83,7 @@ CAUSAL_MASK = Answers(
             "forbidden", lambda n: sliding_window_mask(n, n), "attnkit.core.sliding_window_mask"
         ),
         **type_family(causal_reference),
+        **alias_family(causal_reference),
     },
     float_inputs=False,
 )
@@ -299,6 +302,7 @@ MASKED_SELF_ATTENTION = Answers(
         ),
         **type_family(masked_self_attend),
         **dtype_family(masked_self_attend),
+        **layout_family(masked_self_attend),
     },
 )
 
@@ -463,6 +467,7 @@ PADDING_MASK = Answers(
             "attnkit.core.padding_mask",
         ),
         **type_family(padding_mask_reference),
+        **alias_family(padding_mask_reference),
     },
     float_inputs=False,
 )

@@ -9,6 +9,7 @@ from tests.support.answers import (
     Answers,
     Wrong,
     dtype_family,
+    layout_family,
     softmax_families,
     structure_family,
     type_family,
@@ -179,6 +180,7 @@ ROPE_ATTENTION = Answers(
         ),
         **type_family(rope_reference),
         **dtype_family(rope_reference),
+        **layout_family(rope_reference),
     },
 )
 
@@ -275,6 +277,7 @@ TOP_K = Answers(
         ),
         **type_family(top_k_reference),
         **dtype_family(top_k_reference),
+        **layout_family(top_k_reference),
     },
 )
 
