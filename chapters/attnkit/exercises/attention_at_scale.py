@@ -5,6 +5,7 @@ import numpy as np
 from ..core import causal_mask, grouped_query_attention, scaled_dot_product_attention
 from .harness import (
     ATTENTIONS,
+    PYTORCH_ENTRIES,
     SOFTMAXES,
     Failed,
     as_array,
@@ -635,7 +636,7 @@ def _memory_cases(fn, dtype):
         )
 
 
-@check(forbids=SOFTMAXES + ATTENTIONS)
+@check(forbids=SOFTMAXES + ATTENTIONS + PYTORCH_ENTRIES)
 def check_online_softmax_attention(fn):
     """Check ``fn(Q, K, V, block_size, causal) -> output``: attention streamed over key blocks.
 
@@ -852,7 +853,13 @@ def _extreme_gqa_case(fn, dtype):
     )
 
 
-@check(forbids=("attnkit.core.grouped_query_attention",))
+# PyTorch's attention computes the whole answer with enable_gqa=True
+@check(
+    forbids=(
+        "attnkit.core.grouped_query_attention",
+        "torch.nn.functional.scaled_dot_product_attention",
+    )
+)
 def check_grouped_query_attention(fn):
     """Check ``fn(Q, K, V) -> output``: ``h`` query heads sharing ``g`` key-value heads.
 

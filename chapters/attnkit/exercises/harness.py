@@ -62,6 +62,11 @@ ATTENTIONS = (
 )
 
 
+# The ways from NumPy arrays into PyTorch: an exercise that asks for NumPy only forbids them
+# (its memory rule is measured on NumPy's allocations, which PyTorch's are not among).
+PYTORCH_ENTRIES = ("torch.from_numpy", "torch.tensor", "torch.as_tensor", "torch.asarray")
+
+
 @dataclass(frozen=True)
 class _Run:
     """What the check that is running was asked for."""
@@ -298,6 +303,15 @@ def call(
         outcome = invoke(fn, copies, forbidden, measure, layout, fresh_result)
     if outcome.forbidden:
         helpers = joined(_(" and "), [f"`{name}`" for name in outcome.forbidden])
+        if set(outcome.forbidden) <= set(PYTORCH_ENTRIES):
+            raise Failed(
+                _(
+                    "your function uses {helpers}: this exercise is NumPy only, and the check "
+                    "runs your function with PyTorch's ways in from NumPy made unavailable. "
+                    "Write the computation with NumPy arrays",
+                    helpers=helpers,
+                )
+            )
         raise Failed(
             _(
                 "your function uses {helpers}, which computes what this exercise asks you to "

@@ -257,14 +257,19 @@ def _top_k_mistakes(k, vocab, ndim):
         ): dict(fill=0.0),
     }
     if k + 1 <= vocab:
-        found[_("you kept {kept} tokens, one too many: keep exactly k = {k}", kept=k + 1, k=k)] = (
-            dict(keep=k + 1)
-        )
+        found[
+            _(
+                "you kept {kept} tokens, one too many: keep the k = {k} largest (more only "
+                "where logits tie with the k-th largest)",
+                kept=k + 1,
+                k=k,
+            )
+        ] = dict(keep=k + 1)
     if k - 1 >= 1:
         found[
             _(
                 "you kept {kept} tokens, one too few (compare with >= the k-th largest, not >): "
-                "keep exactly k = {k}",
+                "keep the k = {k} largest",
                 kept=k - 1,
                 k=k,
             )
@@ -279,24 +284,49 @@ def _top_k_mistakes(k, vocab, ndim):
     return found
 
 
+# Logits that tie at the k-th largest (k = 2): the statement lets an answer keep every tied
+# logit or exactly k of them.
+_TIED = np.array([[2.5, 1.25, 1.25, 0.5, -1.0], [0.5, 0.5, 0.5, -2.0, 3.0]])
+
+
+def _apart(shape, rng) -> np.ndarray:
+    """Random logits no two of which lie within 0.15 of each other, in either dtype and
+    divided by any temperature the check tries: the k largest are never a tie."""
+    ranks = np.argsort(rng.random(shape), axis=-1)
+    return ranks * 0.4 + rng.uniform(-0.1, 0.1, shape) - 0.2 * shape[-1]
+
+
 def _top_k_cases(dtype):
-    """(logits, k, temperature): a worked example, random rows of random sizes, and logits
-    far apart, which only a softmax shifted by each row's own maximum survives."""
+    """(logits, k, temperature): a worked example, logits that tie, random rows of every rank
+    and a batch of one, and logits far apart, which only a softmax shifted by each row's own
+    maximum survives, at low and high temperatures."""
     from .inputs import extreme_logits
 
     rng = random()
-    cases = [(np.array([2.0, 1.0, 0.5, -1.0, 3.0]), 2, 1.0)]
+    cases = [(np.array([2.0, 1.0, 0.5, -1.0, 3.0]), 2, 1.0), (_TIED, 2, 0.8)]
     for shape in ((int(rng.integers(3, 12)),), (3, int(rng.integers(5, 30))),
-                  (2, 3, int(rng.integers(4, 10)))):  # fmt: skip
+                  (2, 3, int(rng.integers(4, 10))), (1, int(rng.integers(4, 10)))):  # fmt: skip
         vocab = shape[-1]
         k = int(rng.integers(2, vocab))
-        temperature = float(rng.choice([0.5, 0.8, 1.7, 2.5]))
-        cases.append((spread(shape, np.float64, decades=0.7), k, temperature))
+        for temperature in (0.5, 2.5):
+            cases.append((_apart(shape, rng), k, temperature))
     vocab = int(rng.integers(6, 12))
-    cases.append((spread((4, vocab), np.float64, decades=0.5), 1, 1.3))  # one token each
-    cases.append((spread((2, vocab), np.float64, decades=0.5), vocab, 0.7))  # every token
-    cases.append((extreme_logits(vocab, np.float64), vocab - 1, 1.0))
+    cases.append((_apart((4, vocab), rng), 1, 1.3))  # one token each
+    cases.append((_apart((2, vocab), rng), vocab, 0.7))  # every token
+    extreme = extreme_logits(vocab, np.float64)
+    cases += [(extreme, vocab - 1, temperature) for temperature in (1.0, 0.25, 40.0)]
     return [(x.astype(dtype), k, t) for x, k, t in cases]
+
+
+def _exactly_k_tied(logits, k, temperature, got) -> bool:
+    """Is ``got`` the other right reading where logits tie at the k-th largest: exactly k
+    tokens kept in each row, every logit above the tie among them, renormalised over them?"""
+    x = np.asarray(logits, dtype=np.float64) / temperature
+    kept = got != 0
+    kth = np.sort(x, axis=-1)[..., -k:][..., :1]
+    if not (np.all(kept.sum(axis=-1) == k) and np.all(kept[x > kth]) and not np.any(kept[x < kth])):
+        return False
+    return close(got, _softmax(np.where(kept, x, -np.inf)))
 
 
 @check(forbids=SOFTMAXES + ("attnkit.gpt.top_k_probabilities",))
@@ -305,9 +335,10 @@ def check_top_k_probabilities(fn):
 
     ``logits`` is a NumPy array ``(..., vocab)``, ``1 <= k <= vocab``, ``temperature > 0``.
     The answer has the logits' shape and dtype: ``softmax(logits / temperature)`` over the
-    ``k`` largest logits of each row, renormalised to sum to 1, and exactly 0 elsewhere.
-    Besides worked examples the check tries random rows of random shapes, ``k = 1`` and ``k =
-    vocab``, and logits thousands apart. The softmaxes (attnkit's, SciPy's, PyTorch's) and
+    ``k`` largest logits of each row, renormalised to sum to 1, and exactly 0 elsewhere. Where
+    logits tie with the k-th largest, either every tied one is kept or exactly k logits are.
+    Besides worked examples and ties the check tries random rows of every rank, a batch of
+    one, ``k = 1`` and ``k = vocab``, and logits thousands apart at temperatures 1/4 to 40. The softmaxes (attnkit's, SciPy's, PyTorch's) and
     ``attnkit.gpt.top_k_probabilities`` are off limits.
     """
     for dtype in dtypes():
@@ -340,7 +371,20 @@ def check_top_k_probabilities(fn):
                         where=where,
                     )
                 )
-            if close(got, want):
+            outside = (want == 0) & (got != 0)
+            if np.any(outside) and close(got, want):
+                index = tuple(int(i) for i in np.argwhere(outside)[0])
+                raise Failed(
+                    _(
+                        "{where}, entry {index} should be exactly 0, you returned {have}: a "
+                        "token outside the k largest is never drawn. Set its logit to -inf "
+                        "before the softmax, so that exp gives exactly 0",
+                        where=where,
+                        index=list(index),
+                        have=repr(float(got[index])),
+                    )
+                )
+            if close(got, want) or _exactly_k_tied(logits, k, temperature, got):
                 continue
             for advice, mistake in _top_k_mistakes(k, logits.shape[-1], logits.ndim).items():
                 if close(got, _top_k(logits, k, temperature, **mistake)):

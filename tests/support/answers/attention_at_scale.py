@@ -18,6 +18,7 @@ from tests.support.answers import (
     BOTH,
     Answers,
     Wrong,
+    as_tensors,
     dtype_family,
     layout_family,
     softmax_families,
@@ -185,6 +186,15 @@ def with_inputs_copied(copy):
         return online_reference(copy(Q), copy(K), copy(V), block_size, causal).astype(Q.dtype)
 
     return fn
+
+
+def online_in_torch(Q, K, V, block_size, causal):
+    """PyTorch's attention on the whole (m, n) matrix: memory NumPy's count never sees."""
+    import torch
+    import torch.nn.functional as F
+
+    Q, K, V = (torch.from_numpy(np.ascontiguousarray(a)) for a in (Q, K, V))
+    return F.scaled_dot_product_attention(Q, K, V, is_causal=causal).numpy()
 
 
 def online_keys_transposed_once(Q, K, V, block_size, causal):
@@ -397,6 +407,9 @@ ONLINE = Answers(
             "stream", streamed(mask_up_front=True), "as much as an (n, n) causal mask"
         ),
         "blocks over the queries": Wrong("stream", online_query_blocks, _SCORES_KEPT),
+        "PyTorch, the whole matrix": Wrong(
+            "forbidden", online_in_torch, "this exercise is NumPy only"
+        ),
         "K transposed once into a contiguous copy": Wrong(
             "stream", online_keys_transposed_once, "as much as a copy of K"
         ),
@@ -437,6 +450,8 @@ ONLINE = Answers(
             "attnkit.core.masked_softmax",
         ),
         **type_family(online_reference),
+        # turned into tensors by torch.from_numpy, which a NumPy-only exercise forbids
+        "torch tensors": Wrong("type", as_tensors(online_reference), "this exercise is NumPy only"),
         **dtype_family(online_reference),
         **layout_family(online_reference),
     },
@@ -524,6 +539,16 @@ GQA_MISTAKES = {
     last_group_for_all: "read key-value heads [1, 1, 1, 1, 1, 1]",
 }
 
+
+def gqa_by_torch(Q, K, V):
+    """PyTorch's attention, which repeats the key-value heads itself with enable_gqa=True."""
+    import torch
+    import torch.nn.functional as F
+
+    Q, K, V = (torch.from_numpy(np.ascontiguousarray(a)) for a in (Q, K, V))
+    return F.scaled_dot_product_attention(Q, K, V, enable_gqa=True).numpy()
+
+
 GQA = Answers(
     check_grouped_query_attention,
     right={
@@ -540,6 +565,9 @@ GQA = Answers(
             "forbidden",
             lambda Q, K, V: grouped_query_attention(Q, K, V)[0],
             "attnkit.core.grouped_query_attention",
+        ),
+        "PyTorch's attention with enable_gqa=True": Wrong(
+            "forbidden", gqa_by_torch, "torch.nn.functional.scaled_dot_product_attention"
         ),
         **type_family(gqa_reference),
         **dtype_family(gqa_reference),

@@ -244,6 +244,36 @@ def _one_too_many(logits, k, temperature):
     return top_k_reference(logits, min(k + 1, logits.shape[-1]), temperature)
 
 
+def _shifted_by_the_raw_maximum(logits, k, temperature):
+    """exp(z / tau - max z): right whenever tau = 1, overflows for tau < 1 and large logits."""
+    scaled = logits / temperature
+    kth = np.sort(scaled, axis=-1)[..., -k:][..., :1]
+    with np.errstate(all="ignore"):
+        e = np.where(scaled >= kth, np.exp(scaled - logits.max(axis=-1, keepdims=True)), 0)
+        return e / e.sum(axis=-1, keepdims=True)
+
+
+def _temperature_on_the_probabilities(logits, k, temperature):
+    """The temperature divides the probabilities, which renormalising then undoes."""
+    p = top_k_reference(logits, k, 1.0) / temperature
+    return p / p.sum(axis=-1, keepdims=True)
+
+
+def _almost_zero(logits, k, temperature):
+    """1e-12 for the dropped tokens, where the statement promises exactly 0."""
+    p = top_k_reference(logits, k, temperature)
+    return np.where(p == 0, np.asarray(1e-12, dtype=p.dtype), p)
+
+
+def _exactly_k_first_of_ties(logits, k, temperature):
+    """Exactly k tokens, the first of the tied ones: the other reading of the statement."""
+    scaled = logits / temperature
+    top = np.argsort(-scaled, axis=-1, kind="stable")[..., :k]
+    kept = np.full_like(scaled, -np.inf)
+    np.put_along_axis(kept, top, np.take_along_axis(scaled, top, axis=-1), axis=-1)
+    return _stable_softmax(kept)
+
+
 def _helper(logits, k, temperature):
     import torch
 
@@ -258,6 +288,7 @@ TOP_K = Answers(
         "reference": top_k_reference,
         "argpartition": top_k_by_argpartition,
         "softmax, then cut and renormalise": top_k_softmax_then_cut,
+        "exactly k, the first of tied logits": _exactly_k_first_of_ties,
     },
     wrong={
         "temperature multiplies": Wrong(
@@ -270,6 +301,13 @@ TOP_K = Answers(
         "one too many": Wrong("known", _one_too_many, "one too many"),
         "dropped logits set to 0": Wrong("known", top_k_with(_stable_softmax, fill=0.0), "-inf"),
         "along the first axis": Wrong("known", _first_axis, "first axis"),
+        "shifted by the raw logits' maximum": Wrong(
+            "shift", _shifted_by_the_raw_maximum, "NaN or inf"
+        ),
+        "temperature on the probabilities": Wrong(
+            "known", _temperature_on_the_probabilities, "left out the temperature"
+        ),
+        "1e-12 for the dropped tokens": Wrong("known", _almost_zero, "should be exactly 0"),
         **structure_family(top_k_reference),
         **softmax_families(top_k_with),
         "attnkit's top_k_probabilities": Wrong(
