@@ -87,10 +87,10 @@ def _blockwise(Q, K, V, block_size, mistake):
         new_max = np.maximum(running_max, s.max(axis=1, keepdims=True))
         rescale = np.exp(running_max - new_max)
         p = np.exp(s - new_max)
-        running_sum = (1.0 if mistake == "sum not rescaled" else rescale) * running_sum + p.sum(
-            axis=1, keepdims=True
-        )
-        acc = (1.0 if mistake == "accumulator not rescaled" else rescale) * acc + p @ V[b]
+        sum_kept = mistake in ("sum not rescaled", "nothing rescaled")
+        running_sum = (1.0 if sum_kept else rescale) * running_sum + p.sum(axis=1, keepdims=True)
+        acc_kept = mistake in ("accumulator not rescaled", "nothing rescaled")
+        acc = (1.0 if acc_kept else rescale) * acc + p @ V[b]
         running_max = new_max
     return acc / running_sum
 
@@ -238,6 +238,15 @@ def _coded_cases(fn, dtype):
                     "you normalised each block on its own and averaged the "
                     "blocks' outputs; the softmax runs over all keys at once. Keep running sums "
                     "and divide only once, after the last block"
+                ),
+            ),
+            (
+                "nothing rescaled",
+                _(
+                    "when a block brings a larger maximum, what was summed so far was summed "
+                    "with the old one: multiply both the running sum of exp(s - r) and the "
+                    "accumulated sum of exp(s - r) v by exp(r_old - r_new) before adding the "
+                    "block"
                 ),
             ),
             (

@@ -29,7 +29,8 @@ def _softmax(x):
     top = np.max(x, axis=-1, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)
     e = np.exp(x - top)
-    return e / e.sum(axis=-1, keepdims=True)
+    total = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
 
 
 # --- causal self-attention with rotary position embedding -------------------------------------
@@ -52,6 +53,7 @@ def _rope_attention(Q, K, V, *, turn_q=True, turn_k=True, turn_v=False, pairing=
         "none": np.ones((n, n), dtype=bool),
         "transposed": causal_mask(n).T,
         "one ahead": np.tri(n, k=1, dtype=bool),
+        "diagonal hidden": np.tri(n, k=-1, dtype=bool),
     }[mask]
     weights = _softmax(np.where(keep, scores, -np.inf))
     return weights @ v, weights
@@ -134,6 +136,45 @@ def _rope_cases(dtype):
     return cases + [_extreme_rope_inputs(dtype)]  # last: typical mistakes are named before
 
 
+def _far_below_rope_inputs(dtype):
+    """``(Q, K, V)`` with ``h = 1``, ``n = 3``, ``d_k = d_v = 2`` whose turned, scaled scores
+    all lie near -3e9, each key's a few hundred million apart: each query puts its whole
+    weight on key 0, in either dtype, and a masked score filled with a large finite number
+    (-1e9, -1e4) lies above them and takes the weight. The queries and keys are turned back by
+    their positions, so that turning them again gives these scores."""
+    back = -np.arange(3.0)
+    Q = apply_rotary(np.tile([-3e9 * np.sqrt(2.0), 0.0], (3, 1)), back)
+    K = apply_rotary(np.array([[1.0, 0.0], [1.25, 0.0], [1.5, 0.0]]), back)
+    V = np.array([[1.0, -2.0], [3.0, 0.5], [-1.5, 2.5]])
+    return tuple(a[None].astype(dtype) for a in (Q, K, V))  # (1, 3, 2)
+
+
+def _masked_far_below_rope_case(fn, dtype):
+    """The masking rule of every chapter: a hidden key's score is -inf, never a large finite
+    number, which would outweigh visible scores lower still."""
+    Q, K, V = _far_below_rope_inputs(dtype)
+    where = _(
+        "for {dtype} scores near -3e9 (every query's weight belongs to key 0)",
+        dtype=np.dtype(dtype).name,
+    )
+    result = call(fn, Q, K, V)
+    if not (isinstance(result, tuple) and len(result) == 2):
+        raise Failed(_("return a pair (output, weights)"))
+    out, weights = (as_array(part, name) for part, name in zip(result, ("output", "weights")))
+    want_out, want_w = _rope_attention(Q, K, V)
+    if weights.shape == want_w.shape and out.shape == want_out.shape:
+        if close(weights, want_w) and close(out, want_out):
+            return
+    raise Failed(
+        _(
+            "{where}: a masked score must be -inf, so that its exponential is exactly 0: a "
+            "large finite number such as -1e9 is larger than these queries' visible scores and "
+            "takes all the weight",
+            where=where,
+        )
+    )
+
+
 @check(forbids=SOFTMAXES + ATTENTIONS)
 def check_causal_rope_attention(fn):
     """Check ``fn(Q, K, V) -> (output, weights)``: causal self-attention with rotary position
@@ -175,6 +216,18 @@ def check_causal_rope_attention(fn):
                     )
                 keeps_dtype(result[0 if name == "output" else 1], dtype, name)
             if not (np.all(np.isfinite(out)) and np.all(np.isfinite(weights))):
+                hidden_out, hidden_w = _rope_attention(Q, K, V, mask="diagonal hidden")
+                # query 0 sees no key at all under j < i, and its row is 0/0
+                if close(weights[..., 1:, :], hidden_w[..., 1:, :]) and close(
+                    out[..., 1:, :], hidden_out[..., 1:, :]
+                ):
+                    raise Failed(
+                        _(
+                            "{where}: your mask hides key i from query i (j < i): query 0 then "
+                            "sees no key at all, and its row is 0/0. Keep keys j <= i",
+                            where=where,
+                        )
+                    )
                 raise Failed(
                     _(
                         "{where} your answer contains NaN or inf: scores run from -20 000 to 5000 "
@@ -190,11 +243,24 @@ def check_causal_rope_attention(fn):
                 if close(weights, wrong_w) and close(out, wrong_out):
                     raise Failed(_("{where}: {advice}", where=where, advice=advice))
             if close(weights, want_w):
+                own = weights.astype(np.float64) @ np.asarray(V, dtype=np.float64)
+                if not close(out, own):
+                    raise Failed(
+                        _(
+                            "{where} the weights are right but the output is not: it is "
+                            "weights @ V, with V as it is given",
+                            where=where,
+                        )
+                    )
+                index = tuple(int(i) for i in np.argwhere(~near(out, want_out))[0])
+                wanted, have = shown(want_out[index], out[index])
                 raise Failed(
                     _(
-                        "{where} the weights are right but the output is not: it is "
-                        "weights @ V, with V as it is given",
+                        "{where}, output{index} should be {wanted}, you returned {have}",
                         where=where,
+                        index=list(index),
+                        wanted=wanted,
+                        have=have,
                     )
                 )
             h, i, j = np.argwhere(~near(weights, want_w))[0]
@@ -211,6 +277,8 @@ def check_causal_rope_attention(fn):
                     have=have,
                 )
             )
+    for dtype in dtypes():
+        _masked_far_below_rope_case(fn, dtype)
     return _(
         "correct: queries and keys turned by their positions, scores divided by sqrt(d_k), "
         "keys up to the query's own position, every head, in the inputs' dtype, and stable "

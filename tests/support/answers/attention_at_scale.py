@@ -208,6 +208,19 @@ def _first_block_only(value):
     return lambda r, S: np.where(np.isneginf(r), value(S), r)
 
 
+def online_never_rescaled(Q, K, V, block_size, causal):
+    """A running maximum, but the sums kept from earlier blocks are never rescaled to it."""
+    m = Q.shape[0]
+    r = np.full((m, 1), -np.inf, dtype=Q.dtype)
+    ell, o = np.zeros((m, 1), dtype=Q.dtype), np.zeros((m, V.shape[1]), dtype=Q.dtype)
+    for start in range(0, K.shape[0], block_size):
+        S = _block_scores(Q, K[start : start + block_size], start, causal)
+        r = np.maximum(r, S.max(axis=1, keepdims=True))
+        P = np.exp(S - r)
+        ell, o = ell + P.sum(axis=1, keepdims=True), o + P @ V[start : start + block_size]
+    return o / ell
+
+
 def online_whole_matrix(Q, K, V, block_size, causal):
     """No streaming at all: the whole (m, n) matrix of weights."""
     S = Q @ K.T / np.sqrt(Q.shape[1]).astype(Q.dtype)
@@ -396,6 +409,7 @@ ONLINE = Answers(
             "Each query needs its own",
         ),
         "running maximum started at 0": Wrong("stream", streamed(start=0.0), "start it at -inf"),
+        "nothing rescaled": Wrong("stream", online_never_rescaled, "multiply both the running sum"),
         "the whole matrix": Wrong("stream", online_whole_matrix, _SCORES_KEPT),
         "row maxima from the whole matrix first": Wrong(
             "stream", online_maxima_first, _SCORES_KEPT

@@ -173,6 +173,9 @@ POSITIONAL_ENCODING = Answers(
         ),
         "exponent j/d": Wrong("known", pe_with(exponent=lambda j, d: j / d), "column index j"),
         "base 1000": Wrong("known", pe_with(base=1000.0), "base 1000 instead of 10000"),
+        "exponent by integer division": Wrong(
+            "known", pe_with(exponent=lambda j, d: (2 * (j // 2)) // d), "integer division"
+        ),
         "positions from 1": Wrong("known", pe_with(first=1), "positions start at 1"),
         "sines then cosines": Wrong("known", pe_blocks, "all the sines first"),
         "the article's slicing, odd d": Wrong("known", pe_article_style, "ceil(d/2) sine columns"),

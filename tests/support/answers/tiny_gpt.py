@@ -42,6 +42,12 @@ def rope_attention_with(softmax, *, turn=apply_rotary, keep=causal_mask, scale=T
 rope_reference = rope_attention_with(_stable_softmax)
 
 
+def _quiet_softmax(x):
+    """A stable softmax that leaves a row with no key at all as NaN, without a warning."""
+    with np.errstate(invalid="ignore"):
+        return _stable_softmax(x)
+
+
 def rope_from_one(Q, K, V):
     """Positions 1 .. n instead of 0 .. n-1: every score depends on the offset alone, so a
     common shift of the positions changes nothing."""
@@ -170,6 +176,14 @@ ROPE_ATTENTION = Answers(
             "one step into the future",
         ),
         "masked with -1e4": Wrong("mask", _fill_minus_1e4),
+        "masked with -1e9": Wrong(
+            "mask", rope_attention_with(_stable_softmax, fill=-1e9), "must be -inf"
+        ),
+        "the diagonal hidden too (j < i)": Wrong(
+            "mask",
+            rope_attention_with(_quiet_softmax, keep=lambda n: np.tri(n, k=-1, dtype=bool)),
+            "hides key i from query i",
+        ),
         **structure_family(rope_reference, axes=(-1, -2)),
         **softmax_families(rope_attention_with),
         "attnkit's scaled_dot_product_attention": Wrong(
