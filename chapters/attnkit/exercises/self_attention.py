@@ -566,13 +566,16 @@ def check_masked_self_attention(fn):
 # --- padding mask ------------------------------------------------------------------------------
 
 # (lengths, n, left): b != n, left padding, b == n (where a mask of shape (b, n) would
-# broadcast against the (b, n, n) scores without an error, wrongly), and no padding at all
+# broadcast against the (b, n, n) scores without an error, wrongly), no padding at all, and a
+# batch of one on either side
 _PADDING_CASES = [
     ([3, 5, 1], 5, False),
     ([2, 4], 6, True),
     ([4, 1, 2, 4], 4, True),
     ([4, 1, 2, 4], 4, False),
     ([5, 5], 5, False),
+    ([3], 5, False),
+    ([2], 6, True),
 ]
 
 

@@ -34,6 +34,7 @@ FAMILIES = {
     "dtype": "computes or returns another dtype than the inputs'",
     "layout": "right only for arrays laid out in C order in memory",
     "alias": "hands every caller the same array, kept between calls",
+    "batch": "right only for a batch of more than one",
 }
 
 # The families each check is tried with; a new check is listed here.
@@ -44,7 +45,7 @@ REQUIRED = {
     "check_single_query_attention": _NUMPY | _SOFTMAX,
     "check_causal_mask": {"known", "size", "forbidden", "type", "alias"},
     "check_masked_self_attention": _NUMPY | _SOFTMAX | {"mask"},
-    "check_padding_mask": {"known", "mask", "size", "forbidden", "type", "alias"},
+    "check_padding_mask": {"known", "mask", "size", "forbidden", "type", "alias", "batch"},
     "check_scaled_dot_product_attention": _NUMPY | _SOFTMAX,
     "check_mask_forms": {"known", "mask", "type", "dtype"},
     "check_split_heads": _NUMPY,

@@ -358,6 +358,15 @@ def padding_built_for_the_longest_then_padded(lengths, n, left=False):
     return np.pad(mask, ((0, 0), (0, 0), (0, n - mask.shape[-1])))
 
 
+def padding_with_lengths_squeezed(lengths, n, left=False):
+    """np.squeeze on the lengths: a batch of one becomes a single number, and the mask loses
+    its batch axis."""
+    lengths = np.squeeze(lengths)
+    positions = np.arange(n)
+    kept = positions >= n - lengths[..., None] if left else positions < lengths[..., None]
+    return kept[:, None, :]
+
+
 def padding_sorting_lengths_in_place(lengths, n, left=False):
     mask = padding_mask_reference(lengths, n, left)
     lengths.sort()
@@ -401,6 +410,9 @@ PADDING_MASK = Answers(
             lambda lengths, n, left=False: padding_mask_reference(np.sort(lengths), n, left),
         ),
         "lengths sorted in place": Wrong("known", padding_sorting_lengths_in_place, "in place"),
+        "lengths squeezed": Wrong(
+            "batch", padding_with_lengths_squeezed, "lengths = np.array([3])"
+        ),
         "left ignored": Wrong(
             "mask",
             lambda lengths, n, left=False: padding_mask_reference(lengths, n),
