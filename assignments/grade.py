@@ -16,10 +16,14 @@ check passes; the check's message says why when it does not.
 Whatever a notebook is (not JSON, not an assignment, an endless loop, a process that dies), the
 run goes on and ends with a row for it: ``status`` says what happened (``graded``,
 ``unreadable``, ``not an assignment``, ``time limit``, ``kernel died``, ``grader error``) and
-``message`` why. The CSV is rewritten after every notebook, so a run that is stopped keeps
+``message`` why. Every field is safe to open in a spreadsheet (:mod:`assignments.sheet`); a
+message too long for a cell is cut, and kept whole in the notebook's log, in the folder
+``grades-logs`` beside ``grades.csv``. The CSV is rewritten after every notebook, so a run that is stopped keeps
 what it graded, and running again resumes: a notebook graded before, unchanged since (its
 ``sha256``), keeps its rows. Notebooks whose answers are the same code are flagged in
-``duplicate_of``. ``seed`` is the seed of the checks' random inputs, the same for the class.
+``duplicate_of``. Each check draws its own fixed inputs, as in the book, so a notebook gets the
+verdict its student saw; ``--seed`` draws other inputs, the same for the whole class, and
+``seed`` says which (empty: the checks' own).
 """
 
 from __future__ import annotations
@@ -31,7 +35,6 @@ import functools
 import hashlib
 import json
 import os
-import random
 import sys
 import threading
 import time
@@ -44,6 +47,7 @@ from pathlib import Path
 from assignments.build import chapters_with_exercises
 from assignments.exercises import STUB_MARK, assignment_settings, coding_exercises
 from assignments.sandbox import Limits, NotebookProcess, ProcessEnded, bubblewrap
+from assignments.sheet import CELL_CHARACTERS, cut, printable, safe_cell
 from attnkit.exercises.calling import Outcome, Remote
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,16 +144,24 @@ class Submission:
     def parse(self) -> None:
         """The code cells, or ValueError saying why the file is no notebook."""
         try:
+            # Valid JSON may still be more than Python reads: nesting deeper than its recursion
+            # limit, integers of more than 4,300 digits, strings no UTF-8 can hold.
             notebook = json.loads(self.data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as error:
-            raise ValueError(f"not a notebook: it is not valid JSON ({error})") from None
+            json.dumps(notebook, ensure_ascii=False).encode("utf-8")
+        except Exception as error:
+            reason = f"{type(error).__name__}: {error}"
+            raise ValueError(
+                f"not a notebook: it is not valid JSON Python can read ({reason})"
+            ) from None
         if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
             raise ValueError("not a notebook: it has no list of cells")
         for cell in notebook["cells"]:
             if isinstance(cell, dict) and cell.get("cell_type") == "code":
                 source = cell.get("source", "")
-                self.cells.append("".join(source) if isinstance(source, list) else str(source))
-        otter = (notebook.get("metadata") or {}).get("otter") or {}
+                lines = source if isinstance(source, list) else [source]
+                self.cells.append("".join(map(str, lines)))
+        metadata = notebook.get("metadata")
+        otter = metadata.get("otter") if isinstance(metadata, dict) else None
         name = otter.get("assignment_name") if isinstance(otter, dict) else None
         self.metadata_assignment = name if isinstance(name, str) else ""
 
@@ -162,8 +174,8 @@ class Submission:
             )
             try:
                 tree = ast.parse(code)
-            except SyntaxError:
-                continue
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue  # the cell raises when it runs, as it would in a kernel
             for node in tree.body:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     names[node.name] = ast.unparse(tree)
@@ -214,9 +226,17 @@ class StudentFunction(Remote):
     def __init__(self, process: NotebookProcess, name: str, deadline: float):
         self.process, self.name, self.deadline = process, name, deadline
 
-    def invoke(self, args: tuple, forbidden: tuple[str, ...], measure: bool) -> Outcome:
+    def invoke(
+        self,
+        args: tuple,
+        forbidden: tuple[str, ...],
+        measure: bool,
+        layout: str = "C",
+        twice: bool = False,
+    ) -> Outcome:
+        how = {"measure": measure, "layout": layout, "twice": twice}
         try:
-            reply = self.process.call(self.name, args, forbidden, measure, self.deadline)
+            reply = self.process.call(self.name, args, forbidden, how, self.deadline)
         except ProcessEnded as ended:
             return Outcome(error=f"the grader stopped it: {ended}", args=args)
         if reply.get("missing"):
@@ -229,6 +249,7 @@ class StudentFunction(Remote):
             forbidden=tuple(str(name) for name in forbidden_used),
             peak_bytes=peak if isinstance(peak, int) else None,
             args=tuple(reply.get("args") or ()),
+            shared=reply.get("shared") is True,
         )
 
 
@@ -237,7 +258,7 @@ def grade_notebook(
     assignment: Assignment,
     note: str,
     limits: Limits,
-    seed: int,
+    seed: int | None,
     slot: int,
 ) -> list[Row]:
     """Run the notebook in its sandbox and judge each question with its chapter's check. A
@@ -292,10 +313,10 @@ def _missing(question: Question, ready: dict) -> str:
 
 
 def grade_submission(
-    path: Path, known: dict[str, Assignment], limits: Limits, seed: int, slot: int
+    path: Path, known: dict[str, Assignment], limits: Limits, seed: int | None, slot: int
 ) -> list[Row]:
     """Every row of one collected notebook, whatever it holds."""
-    stamp = dict(seed=str(seed))
+    stamp = dict(seed="" if seed is None else str(seed))
     try:
         submission = Submission.read(path)
     except OSError as error:
@@ -304,11 +325,10 @@ def grade_submission(
     try:
         submission.parse()
         assignment, note = identify(submission, known)
-    except ValueError as error:
-        status = NOT_AN_ASSIGNMENT if str(error).startswith("not an assignment") else UNREADABLE
-        return [
-            Row(str(path), submission.metadata_assignment, "", 0, 0, status, str(error), **stamp)
-        ]
+    except Exception as error:
+        said = str(error) if isinstance(error, ValueError) else f"{type(error).__name__}: {error}"
+        status = NOT_AN_ASSIGNMENT if said.startswith("not an assignment") else UNREADABLE
+        return [Row(str(path), submission.metadata_assignment, "", 0, 0, status, said, **stamp)]
     faults = []
     # A fault of the grader's own (the machine refusing a process, say) is tried once more: it
     # must not cost the student the grade. A second one is reported, where it happened.
@@ -369,8 +389,35 @@ def write_csv(rows: Sequence[Row], path: Path) -> None:
         writer = csv.writer(file)
         writer.writerow(COLUMNS)
         for row in rows:
-            writer.writerow([getattr(row, column) for column in COLUMNS])
+            writer.writerow([safe_cell(getattr(row, column)) for column in COLUMNS])
     os.replace(partial, path)
+
+
+def logs_folder(out: Path) -> Path:
+    """Where the notebooks' logs go, beside the CSV ``out``: ``grades.csv`` -> ``grades-logs``."""
+    return out.with_name(f"{out.stem}-logs")
+
+
+def fit_in_cells(rows: Sequence[Row], logs: Path) -> list[Row]:
+    """The rows of one notebook with printable text, each field within a spreadsheet cell; a
+    longer message is cut, and every cut message is written whole to the notebook's log."""
+    notebook = rows[0].notebook if rows else ""
+    log = logs / (hashlib.sha256(notebook.encode("utf-8", "replace")).hexdigest()[:16] + ".log")
+    fitted, whole = [], []
+    for row in rows:
+        fields = {
+            name: printable(value) if isinstance(value, str) else value
+            for name, value in vars(row).items()
+        }
+        message = fields["message"]
+        if len(message) > CELL_CHARACTERS - 1:  # one character for a formula's neutralising '
+            whole.append(f"question {fields['question']}:\n{message}\n")
+            fields["message"] = cut(message, CELL_CHARACTERS - 1, f"the whole message: {log}")
+        fitted.append(Row(**fields))
+    if whole:
+        logs.mkdir(parents=True, exist_ok=True)
+        log.write_text(f"{printable(notebook)}\n\n" + "\n".join(whole), encoding="utf-8")
+    return fitted
 
 
 def flag_duplicates(rows: list[Row], known: dict[str, Assignment]) -> list[Row]:
@@ -380,7 +427,7 @@ def flag_duplicates(rows: list[Row], known: dict[str, Assignment]) -> list[Row]:
         try:
             submission = Submission.read(Path(notebook))
             submission.parse()
-        except (OSError, ValueError):
+        except Exception:  # reported in its own row already
             continue
         assignment = next(row.assignment for row in rows if row.notebook == notebook)
         code = answers_code(submission, known[assignment])
@@ -413,8 +460,8 @@ def grade(
     kept: dict[str, list[Row]] = {}
     for row in earlier:
         kept.setdefault(row.notebook, []).append(row)
-    if seed is None:
-        seed = int(earlier[0].seed) if earlier and earlier[0].seed else random.randrange(2**31)
+    if seed is None and earlier and earlier[0].seed:
+        seed = int(earlier[0].seed)
     done = {}
     for path in notebooks:
         rows = kept.get(str(path))
@@ -432,9 +479,24 @@ def grade(
             slot = slots.pop()
         try:
             rows = grade_submission(path, known, limits, seed, slot)
+        except Exception as error:  # the grader's own fault: reported, and the class goes on
+            said = f"{type(error).__name__}: {error}"
+            rows = [
+                Row(
+                    str(path),
+                    "",
+                    "",
+                    0,
+                    0,
+                    GRADER_ERROR,
+                    said,
+                    seed="" if seed is None else str(seed),
+                )
+            ]
         finally:
             with lock:
                 slots.append(slot)
+        rows = fit_in_cells(rows, logs_folder(out))
         with lock:
             done[str(path)] = rows
             write_csv(_in_order(done, notebooks), out)
@@ -455,7 +517,8 @@ def _report(rows: Sequence[Row]) -> None:
     score, points = sum(r.score for r in rows), sum(r.points for r in rows)
     statuses = sorted({r.status for r in rows} - {GRADED})
     verdict = f"{score:g} / {points:g}" + (f"  ({', '.join(statuses)})" if statuses else "")
-    print(f"{rows[0].notebook}  {rows[0].assignment or '-'}  {verdict}", flush=True)
+    where = printable(f"{rows[0].notebook}  {rows[0].assignment or '-'}")
+    print(f"{where}  {verdict}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -468,16 +531,18 @@ def main(argv: list[str] | None = None) -> None:
     )  # fmt: skip
     parser.add_argument("--memory", type=float, default=Limits.memory_bytes / 2**30, help="GiB")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
-    parser.add_argument("--seed", type=int, help="the checks' random inputs (default: random)")
+    parser.add_argument(
+        "--seed", type=int, help="other random inputs for the checks (default: each check's own)"
+    )
     parser.add_argument("--fresh", action="store_true", help="ignore an earlier run's CSV")
     args = parser.parse_args(argv)
     limits = Limits(seconds=args.timeout, memory_bytes=int(args.memory * 2**30))
     try:
         rows = grade(args.paths, args.out, limits, args.jobs, args.seed, args.fresh)
     except (ValueError, RuntimeError) as error:
-        sys.exit(f"grade: {error}")
+        sys.exit(printable(f"grade: {error}"))
     notebooks = {row.notebook for row in rows}
-    print(f"{len(notebooks)} notebooks: every one graded or reported in {args.out}")
+    print(printable(f"{len(notebooks)} notebooks: every one graded or reported in {args.out}"))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ entered as root) it first becomes that user, which drops every privilege. It run
 code cells in order in an IPython shell, as a kernel would: a cell that raises is noted and the
 next one runs. Otter's own cells and the calls to the chapter's checks are left out, since the
 grader runs the checks itself. It then says it is ready and answers each request
-``{"function", "args", "forbidden", "measure"}`` with the outcome of calling the notebook's
+``{"function", "args", "forbidden", "measure", "layout", "twice"}`` with the outcome of calling the notebook's
 function of that name (:func:`attnkit.exercises.calling.invoke`), until the grader closes the
 channel. Everything crosses as plain data (:mod:`assignments.wire`).
 """
@@ -21,7 +21,7 @@ import sys
 from assignments import wire
 
 # Taken before any student code runs, which may replace what the modules hold.
-from attnkit.exercises.calling import invoke
+from attnkit.exercises.calling import LAYOUTS, invoke
 
 
 def _leave_out(node: ast.stmt) -> bool:
@@ -86,8 +86,14 @@ def serve(shell, read, out_fd: int) -> None:
         if not callable(fn):
             wire.send(out_fd, {"missing": True})
             continue
+        layout = request.get("layout")
         outcome = invoke(
-            fn, tuple(request["args"]), tuple(request["forbidden"]), bool(request["measure"])
+            fn,
+            tuple(request["args"]),
+            tuple(request["forbidden"]),
+            bool(request["measure"]),
+            layout if layout in LAYOUTS else "C",
+            bool(request.get("twice")),
         )
         wire.send(
             out_fd,
@@ -97,6 +103,7 @@ def serve(shell, read, out_fd: int) -> None:
                 "forbidden": outcome.forbidden,
                 "peak_bytes": outcome.peak_bytes,
                 "args": outcome.args,
+                "shared": outcome.shared,
             },
         )
 

@@ -222,9 +222,11 @@ class NotebookProcess:
         ``functions`` (the names of the callables the notebook defines)."""
         return self._receive(time.monotonic() + self.limits.seconds, "running the notebook")
 
-    def call(self, function: str, args: tuple, forbidden: tuple, measure: bool, deadline: float):
-        """The notebook's answer to one call of ``function``, by ``deadline`` (monotonic)."""
-        request = {"function": function, "args": args, "forbidden": forbidden, "measure": measure}
+    def call(self, function: str, args: tuple, forbidden: tuple, how: dict, deadline: float):
+        """The notebook's answer to one call of ``function``, by ``deadline`` (monotonic);
+        ``how`` holds :func:`attnkit.exercises.calling.invoke`'s ``measure``, ``layout`` and
+        ``twice``."""
+        request = {"function": function, "args": args, "forbidden": forbidden, **how}
         try:
             wire.send(self._to_child, request)
         except OSError:

@@ -17,6 +17,7 @@ import pytest
 
 from assignments.build import chapters_with_exercises
 from assignments.grade import COLUMNS, GRADED, collect
+from assignments.sheet import CELL_CHARACTERS, FORMULA_STARTS
 from tests.support.book import ROOT, chapter_files
 from tests.support.grading import (
     CLASS,
@@ -107,6 +108,7 @@ def test_the_grader_says_what_it_cannot_collect(tmp_path):
 # student -> ({question: score}, status of every row, a phrase of the messages).
 FULL = {SOFTMAX: 2.0, SINGLE: 2.0}
 NONE = {SOFTMAX: 0.0, SINGLE: 0.0}
+HALF = {SOFTMAX: 0.0, SINGLE: 2.0}
 FAIR = {
     "copy": (FULL, GRADED, ""),
     "other-metadata": (
@@ -132,6 +134,9 @@ FAIR = {
     "outlives-grading": (FULL, GRADED, ""),
     "kills-its-grader": (FULL, GRADED, ""),
     "dies": (NONE, "kernel died", "killed by SIGABRT while running the notebook"),
+    "raises-a-formula": (HALF, GRADED, 'your function raised ValueError: =HYPERLINK("http'),
+    "raises-escapes": (HALF, GRADED, "ValueError: \\x1b[2J\\x1b]0;all clear\\x07\\rgraded"),
+    "raises-megabytes": (HALF, GRADED, "characters in all; the whole message: "),
     "on-time": (FULL, GRADED, ""),
     "endless-cell": (
         NONE,
@@ -170,6 +175,8 @@ def test_a_notebook_that_loops_in_one_function_loses_that_question_only(graded_a
     [
         ("corrupt", "unreadable"),
         ("not-an-assignment", "not an assignment"),
+        ("nested-json", "unreadable"),
+        ("huge-number", "unreadable"),
     ],
 )
 def test_a_file_that_cannot_be_graded_is_reported_with_its_reason(
@@ -178,6 +185,24 @@ def test_a_file_that_cannot_be_graded_is_reported_with_its_reason(
     (row,) = graded_assignments.of(student, "attention")
     assert row["status"] == reason and float(row["score"]) == 0
     assert row["message"].startswith(("not a notebook", "not an assignment"))
+
+
+def test_every_field_of_the_grade_sheet_is_safe_to_open_in_a_spreadsheet(graded_assignments):
+    """Printable text only, nothing a spreadsheet runs as a formula, every field within a cell;
+    a message cut to fit is whole in the notebook's log beside the CSV."""
+    for table in (graded_assignments.table, graded_assignments.slow_table):
+        with table.open(newline="", encoding="utf-8") as file:
+            for line in csv.reader(file):
+                for field in line:
+                    assert field.isprintable(), repr(field[:80])
+                    assert not field.startswith(FORMULA_STARTS), repr(field[:80])
+                    assert len(field) <= CELL_CHARACTERS
+    (row,) = [
+        r for r in graded_assignments.of("raises-megabytes", "attention") if float(r["score"]) == 0
+    ]
+    log = Path(row["message"].rsplit("the whole message: ", 1)[1].removesuffix("]"))
+    assert log.parent == graded_assignments.table.with_name("grades-logs")
+    assert "x" * 10_000_000 in log.read_text(encoding="utf-8")
 
 
 def test_identical_submissions_are_flagged(graded_assignments):
@@ -196,7 +221,7 @@ code = "def priority():\\n    return open('/proc/self/autogroup').read().split()
 notebook = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]))
 with NotebookProcess(notebook.encode(), Limits(seconds=60)) as process:
     process.wait_ready()
-    print(process.call("priority", (), (), False, time.monotonic() + 60)["result"])
+    print(process.call("priority", (), (), {"measure": False}, time.monotonic() + 60)["result"])
 """
 
 

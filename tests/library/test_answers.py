@@ -67,3 +67,35 @@ def test_every_wrong_answer_is_rejected_in_each_dtype_with_advice(answers, name,
         result = answers.check(wrong.fn, seed=seed, dtypes=(dtype,))
         assert not result.passed, f"seed {seed}: {name} passed"
         assert wrong.advice in result.message, result.message
+
+
+RUNS = 3
+
+
+@pytest.mark.parametrize("answers", ANSWERS, ids=[a.name for a in ANSWERS])
+def test_every_answer_gets_the_same_verdict_word_for_word_on_every_run(answers):
+    """With no seed given a check draws its own fixed inputs: a student who runs a cell again
+    sees the verdict they saw, whatever the answer."""
+    tried = [(name, fn, True) for name, fn in answers.right.items()]
+    tried += [(name, wrong.fn, False) for name, wrong in answers.wrong.items()]
+    for name, fn, right in tried:
+        verdicts = {(r.passed, r.message) for r in (answers.check(fn) for _ in range(RUNS))}
+        assert len(verdicts) == 1, f"{name}: {sorted(verdicts)}"
+        ((passed, message),) = verdicts
+        assert passed == right, f"{name}: {message}"
+
+
+def test_a_check_draws_its_own_inputs_unless_given_a_seed():
+    import attnkit.exercises.harness as harness
+
+    drawn = []
+
+    @harness.check
+    def check_drawing(fn):
+        drawn.append(harness.random().integers(2**62))
+        return "drawn"
+
+    for seed in (None, None, 7, 7, 8):
+        check_drawing(None, seed=seed)
+    assert drawn[0] == drawn[1] != drawn[2] == drawn[3] != drawn[4]
+    assert check_drawing.default_seed == harness.fixed_seed("check_drawing") == 3_749_171_559

@@ -14,7 +14,7 @@ import pytest
 
 import attnkit.exercises
 from assignments.exercises import notebook_cells
-from attnkit.exercises.calling import Outcome, Remote, invoke
+from attnkit.exercises.calling import LAYOUTS, Outcome, Remote, invoke, laid_out
 from attnkit.exercises.harness import (
     CheckFailed,
     CheckFailedWarning,
@@ -232,7 +232,7 @@ def test_a_remote_function_is_called_through_its_transport():
         def __init__(self):
             self.calls = []
 
-        def invoke(self, args, forbidden, measure):
+        def invoke(self, args, forbidden, measure, layout, twice):
             self.calls.append((args, forbidden, measure))
             return Outcome(result=args[0] + 1, args=args)
 
@@ -512,3 +512,83 @@ def test_a_check_in_one_thread_is_not_thrown_by_torch_half_imported_in_another(m
     monkeypatch.setitem(sys.modules, "torch", types.ModuleType("torch"))  # half made
     assert harness._copy(np.ones(2)).tolist() == [1.0, 1.0]
     assert harness._copy("text") == "text"
+
+
+# --- every layout a caller may pass, and results kept between calls ---------------------------
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape", [(5,), (3, 4), (2, 3, 4), (1, 1)])
+def test_an_array_laid_out_anyhow_keeps_its_shape_dtype_and_values(layout, shape):
+    array = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    out = laid_out(array, layout)
+    assert out.shape == array.shape and out.dtype == array.dtype
+    assert np.array_equal(out, array)
+    if layout == "strided":
+        assert np.isnan(out.base).sum() == array.size
+        assert not out.flags.c_contiguous or shape[-1] == 1
+    if layout in ("Fortran", "swapped") and len(shape) >= 2 and min(shape) > 1:
+        assert not out.flags.c_contiguous
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_tensor_laid_out_anyhow_keeps_its_values(layout):
+    torch = pytest.importorskip("torch")
+    tensor = torch.arange(24.0).reshape(2, 3, 4)
+    out = laid_out(tensor, layout)
+    assert torch.equal(out, tensor)
+    assert out.is_contiguous() == (layout == "C")
+
+
+def test_a_check_tries_every_layout_in_turn_and_c_order_when_it_measures_memory():
+    seen = []
+
+    def records(x):
+        seen.append((x.flags.c_contiguous, x.flags.f_contiguous, x.base is not None))
+        return x * 2
+
+    @check
+    def check_layouts(fn):
+        for _ in range(2 * len(LAYOUTS)):
+            call(fn, np.ones((3, 4)))
+        call(fn, np.ones((3, 4)), measure=True)
+        return "ok"
+
+    assert check_layouts(records).passed
+    assert len(set(seen[: len(LAYOUTS)])) == len(LAYOUTS)  # each layout is another kind
+    assert seen[: len(LAYOUTS)] == seen[len(LAYOUTS) : -1]
+    assert seen[-1][:2] == (True, False)
+
+
+def test_an_answer_right_for_c_order_only_is_caught():
+    def memory_order(x):
+        return np.ravel(x, order="K").reshape(x.shape) * 2
+
+    @check
+    def check_doubles(fn):
+        for _ in range(len(LAYOUTS)):
+            x = np.arange(12.0).reshape(3, 4)
+            if not np.array_equal(call(fn, x), 2 * x):
+                raise Failed("wrong")
+        return "ok"
+
+    assert check_doubles(lambda x: 2 * x).passed
+    result = check_doubles(memory_order)
+    assert not result.passed and result.message == "wrong"
+
+
+def test_a_result_kept_between_calls_is_reported_and_a_fresh_one_is_not():
+    kept = np.zeros(3)
+
+    @check
+    def check_fresh(fn):
+        call(fn, 3, fresh_result=True)
+        return "ok"
+
+    assert check_fresh(lambda n: np.zeros(n)).passed
+    assert check_fresh(lambda n: (np.zeros(n), np.ones(n))).passed
+    for aliased in (lambda n: kept, lambda n: kept[:n], lambda n: (np.ones(n), kept)):
+        result = check_fresh(aliased)
+        assert not result.passed and "Return a new array on every call" in result.message
+    assert invoke(lambda n: kept, (3,), twice=True).shared
+    assert not invoke(lambda n: kept.copy(), (3,), twice=True).shared

@@ -263,3 +263,125 @@ def test_a_fault_of_the_graders_is_tried_again_once_then_reported(monkeypatch, t
     rows = grading.grade_submission(path, assignments(), grading.Limits(), seed=1, slot=0)
     assert {row.status for row in rows} == {"grader error"}
     assert rows[0].message.startswith("OSError: one (") and "; OSError: two (" in rows[0].message
+
+
+# --- files that break the reader, and text that must not break the grade sheet --------------
+
+NESTED = b'{"cells": [], "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+READER_BREAKERS = {
+    "nested past the recursion limit": NESTED,
+    "a lone surrogate": b'{"cells": [{"cell_type": "code", "source": "x = \'\\ud800\'"}]}',
+    "an integer of 5,000 digits": b'{"cells": [], "n": ' + b"7" * 5000 + b"}",
+    "metadata a list": b'{"cells": [], "metadata": ["otter"]}',
+    "sources of numbers": b'{"cells": [{"cell_type": "code", "source": [1, 2]}]}',
+    "a null byte in code": b'{"cells": [{"cell_type": "code", "source": "x = 1\\u0000"}]}',
+    "code nested past the parser": json.dumps(
+        {"cells": [{"cell_type": "code", "source": "x = " + "(" * 5000 + ")" * 5000}]}
+    ).encode(),
+}
+
+
+@pytest.mark.parametrize("data", READER_BREAKERS.values(), ids=READER_BREAKERS)
+def test_valid_json_that_python_cannot_read_becomes_the_notebooks_row(tmp_path, data):
+    import assignments.grade as grading
+
+    path = tmp_path / "s.ipynb"
+    path.write_bytes(data)
+    (row,) = grading.grade_submission(path, assignments(), grading.Limits(), seed=1, slot=0)
+    assert row.status in ("unreadable", "not an assignment") and row.score == 0
+    assert row.message.startswith(("not a notebook", "not an assignment")), row.message
+
+
+NASTY = {
+    "formula": '=HYPERLINK("http://x","click")',
+    "plus": "+cmd|' /C calc'!A0",
+    "minus": "-2+3",
+    "at": "@SUM(A1)",
+    "full-width": "＝1+1",
+    "tab": "\t=1",
+    "carriage return": "\rgraded 2/2",
+    "escape sequences": "\x1b]0;owned\x07\x1b[2J\x1b[31mall clear\x1b[0m",
+    "bidirectional override": "ok \u202e!dessap",
+    "line separator": "one\u2028two\x85three",
+    "multi-megabyte": "ValueError: " + "x" * 10_000_000,
+}
+
+
+def assert_safe_field(text: str) -> None:
+    from assignments.sheet import CELL_CHARACTERS, FORMULA_STARTS
+
+    assert text.isprintable(), repr(text[:80])
+    assert not text.startswith(FORMULA_STARTS), repr(text[:80])
+    assert len(text) <= CELL_CHARACTERS
+
+
+def test_every_field_of_the_grade_sheet_is_printable_no_formula_and_within_a_cell(tmp_path):
+    import csv
+
+    import assignments.grade as grading
+
+    out = tmp_path / "grades.csv"
+    rows = []
+    for text in NASTY.values():
+        notebook = str(tmp_path / f"{text[:20]}.ipynb")
+        row = grading.Row(notebook, text[:30], text, 0, 2, "graded", text, text[:50], "h", "1")
+        rows += grading.fit_in_cells([row], grading.logs_folder(out))
+    grading.write_csv(rows, out)
+    with out.open(newline="", encoding="utf-8") as file:
+        table = list(csv.reader(file))
+    assert table[0] == COLUMNS and len(table) == len(NASTY) + 1
+    for line in table[1:]:
+        assert len(line) == len(COLUMNS)
+        for field in line:
+            assert_safe_field(field)
+    back = {row.message[:12]: row for row in read_csv(out)}
+    assert back["'=HYPERLINK("].message == "'" + NASTY["formula"]
+    assert back["\\x1b]0;owned"].message.startswith("\\x1b]0;owned\\x07\\x1b[2J")
+    long = back["ValueError: "].message
+    assert "[cut: 10,000,012 characters in all; the whole message:" in long
+    (log,) = grading.logs_folder(out).glob("*.log")
+    assert str(log) in long and "x" * 10_000_000 in log.read_text(encoding="utf-8")
+
+
+def test_a_second_writing_of_a_safe_sheet_changes_nothing(tmp_path):
+    import assignments.grade as grading
+
+    out = tmp_path / "grades.csv"
+    rows = [grading.Row("n", "a", "q", 0.0, 2.0, "graded", text) for text in NASTY.values()]
+    grading.write_csv(grading.fit_in_cells(rows, grading.logs_folder(out)), out)
+    first = out.read_bytes()
+    grading.write_csv(read_csv(out), out)
+    assert out.read_bytes() == first
+
+
+def test_what_the_grader_prints_is_printable(capsys):
+    import assignments.grade as grading
+
+    grading._report([grading.Row("\x1b[2Jnb\r.ipynb", "\x07a", "q", 0, 2, "graded", "m")])
+    printed = capsys.readouterr().out
+    assert printed.endswith("\n") and printed[:-1].isprintable()
+    assert printed.startswith("\\x1b[2Jnb\\r.ipynb  \\x07a")
+
+
+def test_a_notebook_the_grader_cannot_grade_still_gets_its_row_and_the_class_goes_on(
+    monkeypatch, tmp_path
+):
+    import assignments.grade as grading
+
+    first, second = tmp_path / "a.ipynb", tmp_path / "b.ipynb"
+    for path in (first, second):
+        path.write_bytes(notebook_bytes("print(1)"))
+
+    def grade_or_fail(path, *args):
+        if path == first:
+            raise RecursionError("maximum recursion depth exceeded")
+        return [grading.Row(str(path), "", "", 0, 0, "not an assignment", "not an assignment")]
+
+    monkeypatch.setattr(grading, "bubblewrap", lambda: None)
+    monkeypatch.setattr(grading, "grade_submission", grade_or_fail)
+    rows = grading.grade([tmp_path], tmp_path / "grades.csv", jobs=1, seed=1)
+    assert [(row.notebook, row.status) for row in rows] == [
+        (str(first), "grader error"),
+        (str(second), "not an assignment"),
+    ]
+    assert rows[0].message == "RecursionError: maximum recursion depth exceeded"

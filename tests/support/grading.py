@@ -173,6 +173,8 @@ for target in targets:
 """
 
 
+RAISES = "def my_softmax(x):\n    raise ValueError({message})\n"
+
 CLASS = {
     "copy": ("right", [], {}),
     "other-metadata": ("right", [], {"assignment": "self-attention"}),
@@ -269,6 +271,18 @@ CLASS = {
         {},
     ),
     "dies": ("right", ["import os\nos.abort()"], {}),
+    # Text a spreadsheet would run, or a terminal obey, or no cell can hold, in what it raises.
+    "raises-a-formula": (
+        {"my_softmax": RAISES.format(message='\'=HYPERLINK("http://example.com","2/2")\'')},
+        [],
+        {},
+    ),
+    "raises-escapes": (
+        {"my_softmax": RAISES.format(message="'\\x1b[2J\\x1b]0;all clear\\x07\\rgraded: 2/2'")},
+        [],
+        {},
+    ),
+    "raises-megabytes": ({"my_softmax": RAISES.format(message="'x' * 10_000_000")}, [], {}),
 }
 # Graded in a second run, with a short time limit.
 SLOW = {
@@ -409,12 +423,23 @@ def collect_class(students: dict, built: Path, collected: Path) -> None:
 
 
 def collect_odd_files(collected: Path) -> None:
-    """A file that is no notebook, and a notebook of no assignment."""
+    """A file that is no notebook, files Python cannot read as JSON, and a notebook of no
+    assignment."""
     (collected / "corrupt").mkdir(parents=True)
     (collected / "corrupt" / "attention.ipynb").write_bytes(b'{"cells": [ this is not JSON')
     plain = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('my notes')")])
     (collected / "not-an-assignment").mkdir(parents=True)
     nbformat.write(plain, collected / "not-an-assignment" / "attention.ipynb")
+    for name, data in UNREADABLE_JSON.items():
+        (collected / name).mkdir(parents=True)
+        (collected / name / "attention.ipynb").write_bytes(data)
+
+
+# Valid JSON that Python's reader cannot read.
+UNREADABLE_JSON = {
+    "nested-json": b'{"cells": [], "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+    "huge-number": b'{"cells": [], "n": ' + b"7" * 5000 + b"}",
+}
 
 
 def hashes(folder: Path) -> dict[str, str]:

@@ -3,9 +3,11 @@
 A check never calls the student's function itself: :func:`harness.call` asks for an
 :class:`Outcome` of the call, which says what the function returned or raised, which helpers
 it called that the exercise forbids, what it left of its arguments, and, when asked, the peak
-memory it allocated. :func:`invoke` runs the function in this process, with each forbidden
-helper swapped for a tripwire (:func:`forbidding`) and its memory traced (tracemalloc, which
-NumPy reports its arrays to). A grader passes a :class:`Remote` in place of the function: the
+memory it allocated and whether it hands two callers the same array. :func:`invoke` runs the
+function in this process, its array arguments laid out in memory as the check asks
+(:func:`laid_out`: a stated shape is any array of that shape, views included), with each
+forbidden helper swapped for a tripwire (:func:`forbidding`) and its memory traced
+(tracemalloc, which NumPy reports its arrays to). A grader passes a :class:`Remote` in place of the function: the
 call then runs in the process that holds the student's code, which calls :func:`invoke`
 there, and only plain data comes back, so the check itself runs where the student's code
 cannot reach it.
@@ -22,7 +24,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Outcome", "Remote", "invoke", "forbidding"]
+import numpy as np
+
+__all__ = ["LAYOUTS", "Outcome", "Remote", "invoke", "forbidding", "laid_out"]
+
+# How an array argument may lie in memory: in C order, in Fortran order, every other element
+# of a larger array, its last two axes swapped in memory (a transposed view). Not reversed
+# (negative strides): torch.from_numpy refuses them, and a caller's view rarely has them.
+LAYOUTS = ("C", "Fortran", "strided", "swapped")
 
 
 @dataclass(frozen=True)
@@ -34,6 +43,7 @@ class Outcome:
     forbidden: tuple[str, ...] = ()  # the forbidden helpers it called, by dotted name
     peak_bytes: int | None = None  # the memory it allocated at most, when measured
     args: tuple = ()  # its arguments as the call left them
+    shared: bool = False  # did a second call return an array that shares the first's memory?
 
 
 class Remote:
@@ -43,7 +53,14 @@ class Remote:
     :class:`Outcome` built from plain data only (arrays, tensors, numbers, strings, tuples).
     """
 
-    def invoke(self, args: tuple, forbidden: tuple[str, ...], measure: bool) -> Outcome:
+    def invoke(
+        self,
+        args: tuple,
+        forbidden: tuple[str, ...],
+        measure: bool,
+        layout: str = "C",
+        twice: bool = False,
+    ) -> Outcome:
         raise NotImplementedError
 
 
@@ -233,13 +250,97 @@ def _replaced(defaults, replacement):
     return tuple(replacement(v) or v for v in defaults)
 
 
-def invoke(fn, args: tuple, forbidden: tuple[str, ...] = (), measure: bool = False) -> Outcome:
-    """Call ``fn(*args)`` in this process, the helpers named in ``forbidden`` unavailable.
+def _torch():
+    return sys.modules.get("torch")
+
+
+def _is_tensor(value) -> bool:
+    torch = _torch()
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def laid_out(value, layout: str):
+    """``value``, an array or tensor, with the same shape, dtype and values, laid out in memory
+    as ``layout`` (one of :data:`LAYOUTS`) says; anything else as it is. A strided view's gaps
+    hold NaN (or zeros), so that an answer that reads the memory behind a view reads nonsense."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    if _is_tensor(value):
+        return _tensor_laid_out(value, layout)
+    if not isinstance(value, np.ndarray) or value.ndim == 0 or value.size == 0:
+        return value
+    if layout == "Fortran":
+        return np.asfortranarray(value)
+    if layout == "strided":
+        gap = np.nan if value.dtype.kind in "fc" else 0
+        wider = np.full((*value.shape[:-1], 2 * value.shape[-1]), gap, dtype=value.dtype)
+        wider[..., ::2] = value
+        return wider[..., ::2]
+    if layout == "swapped" and value.ndim >= 2:
+        return np.ascontiguousarray(np.swapaxes(value, -1, -2)).swapaxes(-1, -2)
+    return np.ascontiguousarray(value)
+
+
+def _tensor_laid_out(value, layout: str):
+    """:func:`laid_out` for a torch tensor."""
+    if value.ndim == 0 or value.numel() == 0:
+        return value
+    if layout == "Fortran":
+        axes = tuple(reversed(range(value.ndim)))
+        return value.permute(axes).contiguous().permute(axes)
+    if layout == "strided":
+        gap = float("nan") if value.is_floating_point() else 0
+        wider = value.new_full((*value.shape[:-1], 2 * value.shape[-1]), gap)
+        wider[..., ::2] = value
+        return wider[..., ::2]
+    if layout == "swapped" and value.ndim >= 2:
+        return value.transpose(-1, -2).contiguous().transpose(-1, -2)
+    return value.contiguous()
+
+
+def _arrays(value) -> list:
+    """The arrays and tensors in ``value`` (it, or a tuple or list of them)."""
+    if isinstance(value, (tuple, list)):
+        return [a for part in value for a in _arrays(part)]
+    return [value] if isinstance(value, np.ndarray) or _is_tensor(value) else []
+
+
+def _share_memory(first, second) -> bool:
+    """Does an array of the result ``second`` share memory with one of ``first``?"""
+    for a in _arrays(first):
+        for b in _arrays(second):
+            if type(a) is not type(b):
+                continue
+            if isinstance(a, np.ndarray):
+                if np.may_share_memory(a, b):
+                    return True
+            elif a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr():
+                return True
+    return False
+
+
+def invoke(
+    fn,
+    args: tuple,
+    forbidden: tuple[str, ...] = (),
+    measure: bool = False,
+    layout: str = "C",
+    twice: bool = False,
+) -> Outcome:
+    """Call ``fn(*args)`` in this process, the helpers named in ``forbidden`` unavailable and
+    each array argument laid out as ``layout`` says (:func:`laid_out`).
 
     With ``measure``, ``peak_bytes`` is the most memory the call held at once beyond what
-    was allocated before it, as tracemalloc counts it (NumPy's arrays included).
+    was allocated before it, as tracemalloc counts it (NumPy's arrays included). With
+    ``twice``, the function is called again on copies of the arguments, and ``shared`` says
+    whether the two results share memory: an array kept between calls (a cache), which a
+    caller that changes its copy changes for every other caller.
     """
-    result, error, peak = None, None, None
+    again = tuple(np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args)
+    if twice and any(_is_tensor(a) for a in args):
+        again = tuple(a.clone() if _is_tensor(a) else a for a in again)
+    args = tuple(laid_out(a, layout) for a in args)
+    result, error, peak, shared = None, None, None, False
     with forbidding(forbidden, fn) as used:
         if used:  # the function is a forbidden helper itself: nothing to run
             return Outcome(forbidden=tuple(used), args=args)
@@ -260,4 +361,11 @@ def invoke(fn, args: tuple, forbidden: tuple[str, ...] = (), measure: bool = Fal
                 peak = max(0, tracemalloc.get_traced_memory()[1] - before)
                 if not tracing:
                     tracemalloc.stop()
-    return Outcome(result, error, tuple(dict.fromkeys(used)), peak, args)
+        if twice and error is None and not used:
+            try:
+                shared = _share_memory(result, fn(*again))
+            except ForbiddenHelper:
+                pass  # recorded in used
+            except Exception as exc:
+                error = f"{type(exc).__name__}: {exc} (when called a second time)"
+    return Outcome(result, error, tuple(dict.fromkeys(used)), peak, args, shared)

@@ -7,8 +7,10 @@ them with :func:`close` (a tolerance that follows the answer's dtype), words num
 returns a confirmation when there is none. The decorator turns either outcome into a
 :class:`CheckResult`.
 
-Every run of a check draws fresh random inputs from :func:`random` (``seed=`` makes a run
-repeatable), so that no answer can be right only on the inputs one run happened to try. A NumPy
+A check draws its random inputs from :func:`random`, seeded with the check's own fixed seed
+(:func:`fixed_seed`): the same answer gets the same verdict, word for word, on every run and
+every machine. ``seed=`` draws other inputs, for a student who wants to explore, and for the
+tests, which try every answer on many. A NumPy
 check runs its inputs in each of :func:`dtypes` (float64 and float32 unless ``dtypes=`` narrows
 them) and asks :func:`keeps_dtype` whether the answer kept the inputs' dtype. A check that names
 helpers it ``forbids`` (the functions an exercise asks the student to write) runs the student's
@@ -20,14 +22,16 @@ from __future__ import annotations
 import contextvars
 import functools
 import html
+import itertools
 import json
 import sys
 import warnings
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
-from .calling import Remote, invoke
+from .calling import LAYOUTS, Remote, invoke
 from .wording import Message, _, joined, written_in
 from .wording import language as wording_language
 
@@ -58,6 +62,11 @@ ATTENTIONS = (
 )
 
 
+# The ways from NumPy arrays into PyTorch: an exercise that asks for NumPy only forbids them
+# (its memory rule is measured on NumPy's allocations, which PyTorch's are not among).
+PYTORCH_ENTRIES = ("torch.from_numpy", "torch.tensor", "torch.as_tensor", "torch.asarray")
+
+
 @dataclass(frozen=True)
 class _Run:
     """What the check that is running was asked for."""
@@ -65,6 +74,7 @@ class _Run:
     rng: np.random.Generator
     dtypes: tuple
     forbidden: tuple[str, ...]
+    calls: itertools.count  # the calls made so far, which choose each call's layout
 
 
 _RUN = contextvars.ContextVar("attnkit_check_run", default=None)
@@ -72,12 +82,17 @@ _RUN = contextvars.ContextVar("attnkit_check_run", default=None)
 
 def _current() -> _Run:
     run = _RUN.get()
-    return run if run is not None else _Run(np.random.default_rng(0), DTYPES, ())
+    return run if run is not None else _Run(np.random.default_rng(0), DTYPES, (), itertools.count())
 
 
 def random() -> np.random.Generator:
-    """The running check's random generator: fresh inputs on every run unless seeded."""
+    """The running check's random generator, seeded with its fixed seed unless told another."""
     return _current().rng
+
+
+def fixed_seed(name: str) -> int:
+    """The seed of the check ``name`` when none is given: its own, the same on every machine."""
+    return zlib.crc32(name.encode())
 
 
 def dtypes() -> tuple:
@@ -195,8 +210,8 @@ def check(body=None, *, forbids: tuple[str, ...] = ()):
     Either way the check returns a :class:`CheckResult` and never raises, so an unfinished
     exercise does not stop the notebook. ``forbids`` names, by dotted path, the helpers the
     exercise asks the student not to use (``"attnkit.core.softmax"``). The check is called as
-    ``check_x(fn, seed=None, dtypes=DTYPES)``: ``seed`` fixes its random inputs, ``dtypes``
-    narrows the float dtypes it tries.
+    ``check_x(fn, seed=None, dtypes=DTYPES)``: ``seed`` draws other random inputs than the
+    check's own (:func:`fixed_seed`), ``dtypes`` narrows the float dtypes it tries.
     """
     if body is None:
         return functools.partial(check, forbids=tuple(forbids))
@@ -206,7 +221,9 @@ def check(body=None, *, forbids: tuple[str, ...] = ()):
         chosen = tuple(np.dtype(d).type for d in dtypes)
         if not chosen or not set(chosen) <= set(DTYPES):
             raise ValueError(f"dtypes must be some of float64 and float32, got {dtypes}")
-        token = _RUN.set(_Run(np.random.default_rng(seed), chosen, tuple(forbids)))
+        seed = run.default_seed if seed is None else seed
+        run_state = _Run(np.random.default_rng(seed), chosen, tuple(forbids), itertools.count())
+        token = _RUN.set(run_state)
         try:
             message = body(fn)
         except Failed as failure:
@@ -216,6 +233,7 @@ def check(body=None, *, forbids: tuple[str, ...] = ()):
         return CheckResult(True, message)
 
     run.forbids = tuple(forbids)
+    run.default_seed = fixed_seed(body.__name__)
     return run
 
 
@@ -251,11 +269,23 @@ def _unchanged(original, after) -> bool:
     return True
 
 
-def call(fn, *args, called_with: str | None = None, hint: str = "", measure: bool = False):
+def call(
+    fn,
+    *args,
+    called_with: str | None = None,
+    hint: str = "",
+    measure: bool = False,
+    fresh_result: bool = False,
+):
     """The student's ``fn(*args)``, called so that nothing it does escapes the check.
 
     NumPy arrays and torch tensors are passed as copies and compared with the originals
-    afterwards, so a function that changes its input in place is reported; any other argument
+    afterwards, so a function that changes its input in place is reported. Each call lays the
+    copies out in memory in the next of :data:`calling.LAYOUTS` (C order, Fortran order, a
+    strided view, ...), so a check that calls several times tries an answer on every layout
+    a caller may pass; a measured call gets C order. With ``fresh_result``, the function is
+    called a second time, and a result that shares memory with the first (a cached array) is
+    reported. Any other argument
     (a size, a count, a dtype) is passed as it is. A call to a helper the check forbids is
     reported. An exception becomes a :class:`Raised` that names it and says how the function
     was called: ``called_with`` (for example ``"n = 4"``), else the shapes of the array
@@ -264,13 +294,24 @@ def call(fn, *args, called_with: str | None = None, hint: str = "", measure: boo
     call runs in the process that holds the student's code.
     """
     copies = tuple(_copy(a) for a in args)
-    forbidden = _current().forbidden
+    run = _current()
+    forbidden = run.forbidden
+    layout = "C" if measure else LAYOUTS[next(run.calls) % len(LAYOUTS)]
     if isinstance(fn, Remote):
-        outcome = fn.invoke(copies, forbidden, measure)
+        outcome = fn.invoke(copies, forbidden, measure, layout, fresh_result)
     else:
-        outcome = invoke(fn, copies, forbidden, measure)
+        outcome = invoke(fn, copies, forbidden, measure, layout, fresh_result)
     if outcome.forbidden:
         helpers = joined(_(" and "), [f"`{name}`" for name in outcome.forbidden])
+        if set(outcome.forbidden) <= set(PYTORCH_ENTRIES):
+            raise Failed(
+                _(
+                    "your function uses {helpers}: this exercise is NumPy only, and the check "
+                    "runs your function with PyTorch's ways in from NumPy made unavailable. "
+                    "Write the computation with NumPy arrays",
+                    helpers=helpers,
+                )
+            )
         raise Failed(
             _(
                 "your function uses {helpers}, which computes what this exercise asks you to "
@@ -299,6 +340,14 @@ def call(fn, *args, called_with: str | None = None, hint: str = "", measure: boo
     ):
         raise Failed(
             _("your function changed its input array in place; compute a new array instead")
+        )
+    if outcome.shared:
+        raise Failed(
+            _(
+                "your function returned the same array to two calls (a cached array, say): a "
+                "caller that changes the array it got changes every other caller's. Return a "
+                "new array on every call"
+            )
         )
     return (outcome.result, outcome.peak_bytes) if measure else outcome.result
 

@@ -3,8 +3,9 @@
 A check that tries only tidy inputs (integers, ``arange``-like data, small scores) accepts
 answers that happen to be right on them: an answer that rounds, goes through an integer buffer
 or sorts along an axis, or a softmax shifted by something other than each row's own maximum.
-These inputs are drawn afresh on every run from the running check's generator
-(:func:`harness.random`), so no answer can be fitted to them.
+These inputs are drawn from the running check's generator (:func:`harness.random`): the same
+for every run of a check, other ones for another ``seed=``, on which the tests try every answer
+too, so no answer can be fitted to them.
 """
 
 from __future__ import annotations

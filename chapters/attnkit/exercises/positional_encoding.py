@@ -110,6 +110,7 @@ def _answer(fn, n: int, d: int) -> np.ndarray:
         d,
         called_with=_("n = {n}, d = {d}", n=n, d=d),
         hint=_odd_d_hint() if d % 2 else "",
+        fresh_result=True,
     )
     got = ndarray(answer, _("the result"))
     if got.dtype != np.float64:
@@ -188,6 +189,10 @@ def _named_mistake(got: np.ndarray, expected: np.ndarray, n: int, d: int) -> str
         _(
             "positions start at 1; the first row is position 0, whose encoding is [0, 1, 0, 1, ...]"
         ): _sinusoids(n, d, first=1),
+        _(
+            "the exponent 2i/d was computed by integer division: 2 * i // d is 0 for every "
+            "pair, so every frequency is 1. Divide with /, which gives a float"
+        ): _sinusoids(n, d, exponent=lambda j, d: (2 * (j // 2)) // d),
     }
     if d % 2 and d > 1:  # an even-d formula stretched to odd d: it divides by d - 1 or d + 1
         for other in (d - 1, d + 1):

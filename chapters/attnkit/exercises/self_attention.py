@@ -68,7 +68,8 @@ def check_causal_mask(fn):
     masks made unavailable."""
     for n in _causal_sizes():
         expected = _causal(n)
-        got = ndarray(call(fn, n, called_with=_("n = {n}", n=n)), _("the mask"))
+        answer = call(fn, n, called_with=_("n = {n}", n=n), fresh_result=True)
+        got = ndarray(answer, _("the mask"))
         if got.shape != (n, n):
             sliced = (
                 _(
@@ -565,13 +566,16 @@ def check_masked_self_attention(fn):
 # --- padding mask ------------------------------------------------------------------------------
 
 # (lengths, n, left): b != n, left padding, b == n (where a mask of shape (b, n) would
-# broadcast against the (b, n, n) scores without an error, wrongly), and no padding at all
+# broadcast against the (b, n, n) scores without an error, wrongly), no padding at all, and a
+# batch of one on either side
 _PADDING_CASES = [
     ([3, 5, 1], 5, False),
     ([2, 4], 6, True),
     ([4, 1, 2, 4], 4, True),
     ([4, 1, 2, 4], 4, False),
     ([5, 5], 5, False),
+    ([3], 5, False),
+    ([2], 6, True),
 ]
 
 
@@ -610,7 +614,8 @@ def _padding_mask_of(fn, lengths, n, left):
         else _("lengths = np.array({lengths}), n = {n}", lengths=lengths.tolist(), n=n)
     )
     try:
-        return ndarray(call(fn, *args, called_with=called_with), _("the mask")), called_with
+        answer = call(fn, *args, called_with=called_with, fresh_result=True)
+        return ndarray(answer, _("the mask")), called_with
     except Raised as raised:
         if "out of bounds for" not in raised.error:
             raise

@@ -29,7 +29,8 @@ def _softmax(x):
     top = np.max(x, axis=-1, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)
     e = np.exp(x - top)
-    return e / e.sum(axis=-1, keepdims=True)
+    total = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
 
 
 # --- causal self-attention with rotary position embedding -------------------------------------
@@ -52,6 +53,7 @@ def _rope_attention(Q, K, V, *, turn_q=True, turn_k=True, turn_v=False, pairing=
         "none": np.ones((n, n), dtype=bool),
         "transposed": causal_mask(n).T,
         "one ahead": np.tri(n, k=1, dtype=bool),
+        "diagonal hidden": np.tri(n, k=-1, dtype=bool),
     }[mask]
     weights = _softmax(np.where(keep, scores, -np.inf))
     return weights @ v, weights
@@ -134,6 +136,45 @@ def _rope_cases(dtype):
     return cases + [_extreme_rope_inputs(dtype)]  # last: typical mistakes are named before
 
 
+def _far_below_rope_inputs(dtype):
+    """``(Q, K, V)`` with ``h = 1``, ``n = 3``, ``d_k = d_v = 2`` whose turned, scaled scores
+    all lie near -3e9, each key's a few hundred million apart: each query puts its whole
+    weight on key 0, in either dtype, and a masked score filled with a large finite number
+    (-1e9, -1e4) lies above them and takes the weight. The queries and keys are turned back by
+    their positions, so that turning them again gives these scores."""
+    back = -np.arange(3.0)
+    Q = apply_rotary(np.tile([-3e9 * np.sqrt(2.0), 0.0], (3, 1)), back)
+    K = apply_rotary(np.array([[1.0, 0.0], [1.25, 0.0], [1.5, 0.0]]), back)
+    V = np.array([[1.0, -2.0], [3.0, 0.5], [-1.5, 2.5]])
+    return tuple(a[None].astype(dtype) for a in (Q, K, V))  # (1, 3, 2)
+
+
+def _masked_far_below_rope_case(fn, dtype):
+    """The masking rule of every chapter: a hidden key's score is -inf, never a large finite
+    number, which would outweigh visible scores lower still."""
+    Q, K, V = _far_below_rope_inputs(dtype)
+    where = _(
+        "for {dtype} scores near -3e9 (every query's weight belongs to key 0)",
+        dtype=np.dtype(dtype).name,
+    )
+    result = call(fn, Q, K, V)
+    if not (isinstance(result, tuple) and len(result) == 2):
+        raise Failed(_("return a pair (output, weights)"))
+    out, weights = (as_array(part, name) for part, name in zip(result, ("output", "weights")))
+    want_out, want_w = _rope_attention(Q, K, V)
+    if weights.shape == want_w.shape and out.shape == want_out.shape:
+        if close(weights, want_w) and close(out, want_out):
+            return
+    raise Failed(
+        _(
+            "{where}: a masked score must be -inf, so that its exponential is exactly 0: a "
+            "large finite number such as -1e9 is larger than these queries' visible scores and "
+            "takes all the weight",
+            where=where,
+        )
+    )
+
+
 @check(forbids=SOFTMAXES + ATTENTIONS)
 def check_causal_rope_attention(fn):
     """Check ``fn(Q, K, V) -> (output, weights)``: causal self-attention with rotary position
@@ -175,6 +216,18 @@ def check_causal_rope_attention(fn):
                     )
                 keeps_dtype(result[0 if name == "output" else 1], dtype, name)
             if not (np.all(np.isfinite(out)) and np.all(np.isfinite(weights))):
+                hidden_out, hidden_w = _rope_attention(Q, K, V, mask="diagonal hidden")
+                # query 0 sees no key at all under j < i, and its row is 0/0
+                if close(weights[..., 1:, :], hidden_w[..., 1:, :]) and close(
+                    out[..., 1:, :], hidden_out[..., 1:, :]
+                ):
+                    raise Failed(
+                        _(
+                            "{where}: your mask hides key i from query i (j < i): query 0 then "
+                            "sees no key at all, and its row is 0/0. Keep keys j <= i",
+                            where=where,
+                        )
+                    )
                 raise Failed(
                     _(
                         "{where} your answer contains NaN or inf: scores run from -20 000 to 5000 "
@@ -190,11 +243,24 @@ def check_causal_rope_attention(fn):
                 if close(weights, wrong_w) and close(out, wrong_out):
                     raise Failed(_("{where}: {advice}", where=where, advice=advice))
             if close(weights, want_w):
+                own = weights.astype(np.float64) @ np.asarray(V, dtype=np.float64)
+                if not close(out, own):
+                    raise Failed(
+                        _(
+                            "{where} the weights are right but the output is not: it is "
+                            "weights @ V, with V as it is given",
+                            where=where,
+                        )
+                    )
+                index = tuple(int(i) for i in np.argwhere(~near(out, want_out))[0])
+                wanted, have = shown(want_out[index], out[index])
                 raise Failed(
                     _(
-                        "{where} the weights are right but the output is not: it is "
-                        "weights @ V, with V as it is given",
+                        "{where}, output{index} should be {wanted}, you returned {have}",
                         where=where,
+                        index=list(index),
+                        wanted=wanted,
+                        have=have,
                     )
                 )
             h, i, j = np.argwhere(~near(weights, want_w))[0]
@@ -211,6 +277,8 @@ def check_causal_rope_attention(fn):
                     have=have,
                 )
             )
+    for dtype in dtypes():
+        _masked_far_below_rope_case(fn, dtype)
     return _(
         "correct: queries and keys turned by their positions, scores divided by sqrt(d_k), "
         "keys up to the query's own position, every head, in the inputs' dtype, and stable "
@@ -257,14 +325,19 @@ def _top_k_mistakes(k, vocab, ndim):
         ): dict(fill=0.0),
     }
     if k + 1 <= vocab:
-        found[_("you kept {kept} tokens, one too many: keep exactly k = {k}", kept=k + 1, k=k)] = (
-            dict(keep=k + 1)
-        )
+        found[
+            _(
+                "you kept {kept} tokens, one too many: keep the k = {k} largest (more only "
+                "where logits tie with the k-th largest)",
+                kept=k + 1,
+                k=k,
+            )
+        ] = dict(keep=k + 1)
     if k - 1 >= 1:
         found[
             _(
                 "you kept {kept} tokens, one too few (compare with >= the k-th largest, not >): "
-                "keep exactly k = {k}",
+                "keep the k = {k} largest",
                 kept=k - 1,
                 k=k,
             )
@@ -279,24 +352,49 @@ def _top_k_mistakes(k, vocab, ndim):
     return found
 
 
+# Logits that tie at the k-th largest (k = 2): the statement lets an answer keep every tied
+# logit or exactly k of them.
+_TIED = np.array([[2.5, 1.25, 1.25, 0.5, -1.0], [0.5, 0.5, 0.5, -2.0, 3.0]])
+
+
+def _apart(shape, rng) -> np.ndarray:
+    """Random logits no two of which lie within 0.15 of each other, in either dtype and
+    divided by any temperature the check tries: the k largest are never a tie."""
+    ranks = np.argsort(rng.random(shape), axis=-1)
+    return ranks * 0.4 + rng.uniform(-0.1, 0.1, shape) - 0.2 * shape[-1]
+
+
 def _top_k_cases(dtype):
-    """(logits, k, temperature): a worked example, random rows of random sizes, and logits
-    far apart, which only a softmax shifted by each row's own maximum survives."""
+    """(logits, k, temperature): a worked example, logits that tie, random rows of every rank
+    and a batch of one, and logits far apart, which only a softmax shifted by each row's own
+    maximum survives, at low and high temperatures."""
     from .inputs import extreme_logits
 
     rng = random()
-    cases = [(np.array([2.0, 1.0, 0.5, -1.0, 3.0]), 2, 1.0)]
+    cases = [(np.array([2.0, 1.0, 0.5, -1.0, 3.0]), 2, 1.0), (_TIED, 2, 0.8)]
     for shape in ((int(rng.integers(3, 12)),), (3, int(rng.integers(5, 30))),
-                  (2, 3, int(rng.integers(4, 10)))):  # fmt: skip
+                  (2, 3, int(rng.integers(4, 10))), (1, int(rng.integers(4, 10)))):  # fmt: skip
         vocab = shape[-1]
         k = int(rng.integers(2, vocab))
-        temperature = float(rng.choice([0.5, 0.8, 1.7, 2.5]))
-        cases.append((spread(shape, np.float64, decades=0.7), k, temperature))
+        for temperature in (0.5, 2.5):
+            cases.append((_apart(shape, rng), k, temperature))
     vocab = int(rng.integers(6, 12))
-    cases.append((spread((4, vocab), np.float64, decades=0.5), 1, 1.3))  # one token each
-    cases.append((spread((2, vocab), np.float64, decades=0.5), vocab, 0.7))  # every token
-    cases.append((extreme_logits(vocab, np.float64), vocab - 1, 1.0))
+    cases.append((_apart((4, vocab), rng), 1, 1.3))  # one token each
+    cases.append((_apart((2, vocab), rng), vocab, 0.7))  # every token
+    extreme = extreme_logits(vocab, np.float64)
+    cases += [(extreme, vocab - 1, temperature) for temperature in (1.0, 0.25, 40.0)]
     return [(x.astype(dtype), k, t) for x, k, t in cases]
+
+
+def _exactly_k_tied(logits, k, temperature, got) -> bool:
+    """Is ``got`` the other right reading where logits tie at the k-th largest: exactly k
+    tokens kept in each row, every logit above the tie among them, renormalised over them?"""
+    x = np.asarray(logits, dtype=np.float64) / temperature
+    kept = got != 0
+    kth = np.sort(x, axis=-1)[..., -k:][..., :1]
+    if not (np.all(kept.sum(axis=-1) == k) and np.all(kept[x > kth]) and not np.any(kept[x < kth])):
+        return False
+    return close(got, _softmax(np.where(kept, x, -np.inf)))
 
 
 @check(forbids=SOFTMAXES + ("attnkit.gpt.top_k_probabilities",))
@@ -305,9 +403,10 @@ def check_top_k_probabilities(fn):
 
     ``logits`` is a NumPy array ``(..., vocab)``, ``1 <= k <= vocab``, ``temperature > 0``.
     The answer has the logits' shape and dtype: ``softmax(logits / temperature)`` over the
-    ``k`` largest logits of each row, renormalised to sum to 1, and exactly 0 elsewhere.
-    Besides worked examples the check tries random rows of random shapes, ``k = 1`` and ``k =
-    vocab``, and logits thousands apart. The softmaxes (attnkit's, SciPy's, PyTorch's) and
+    ``k`` largest logits of each row, renormalised to sum to 1, and exactly 0 elsewhere. Where
+    logits tie with the k-th largest, either every tied one is kept or exactly k logits are.
+    Besides worked examples and ties the check tries random rows of every rank, a batch of
+    one, ``k = 1`` and ``k = vocab``, and logits thousands apart at temperatures 1/4 to 40. The softmaxes (attnkit's, SciPy's, PyTorch's) and
     ``attnkit.gpt.top_k_probabilities`` are off limits.
     """
     for dtype in dtypes():
@@ -340,7 +439,20 @@ def check_top_k_probabilities(fn):
                         where=where,
                     )
                 )
-            if close(got, want):
+            outside = (want == 0) & (got != 0)
+            if np.any(outside) and close(got, want):
+                index = tuple(int(i) for i in np.argwhere(outside)[0])
+                raise Failed(
+                    _(
+                        "{where}, entry {index} should be exactly 0, you returned {have}: a "
+                        "token outside the k largest is never drawn. Set its logit to -inf "
+                        "before the softmax, so that exp gives exactly 0",
+                        where=where,
+                        index=list(index),
+                        have=repr(float(got[index])),
+                    )
+                )
+            if close(got, want) or _exactly_k_tied(logits, k, temperature, got):
                 continue
             for advice, mistake in _top_k_mistakes(k, logits.shape[-1], logits.ndim).items():
                 if close(got, _top_k(logits, k, temperature, **mistake)):

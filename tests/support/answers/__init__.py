@@ -32,22 +32,25 @@ FAMILIES = {
     "forbidden": "calls the helper the exercise asks the student to write",
     "type": "returns another type than the one asked for",
     "dtype": "computes or returns another dtype than the inputs'",
+    "layout": "right only for arrays laid out in C order in memory",
+    "alias": "hands every caller the same array, kept between calls",
+    "batch": "right only for a batch of more than one",
 }
 
 # The families each check is tried with; a new check is listed here.
-_NUMPY = {"known", "structure", "forbidden", "type", "dtype"}
+_NUMPY = {"known", "structure", "forbidden", "type", "dtype", "layout"}
 _SOFTMAX = {"shift", "clip"}
 REQUIRED = {
     "check_softmax": _NUMPY | _SOFTMAX,
     "check_single_query_attention": _NUMPY | _SOFTMAX,
-    "check_causal_mask": {"known", "size", "forbidden", "type"},
+    "check_causal_mask": {"known", "size", "forbidden", "type", "alias"},
     "check_masked_self_attention": _NUMPY | _SOFTMAX | {"mask"},
-    "check_padding_mask": {"known", "mask", "size", "forbidden", "type"},
+    "check_padding_mask": {"known", "mask", "size", "forbidden", "type", "alias", "batch"},
     "check_scaled_dot_product_attention": _NUMPY | _SOFTMAX,
     "check_mask_forms": {"known", "mask", "type", "dtype"},
     "check_split_heads": _NUMPY,
     "check_merge_heads": _NUMPY,
-    "check_positional_encoding": {"known", "structure", "size", "forbidden", "type"},
+    "check_positional_encoding": {"known", "structure", "size", "forbidden", "type", "alias"},
     "check_rotary_embedding": _NUMPY | {"size"},
     "check_diagonal_mass": {"known", "structure", "size", "type", "dtype"},
     "check_online_softmax_attention": _NUMPY | _SOFTMAX | {"mask", "stream"},
@@ -162,6 +165,44 @@ def in_float64(fn: Callable) -> Callable:
         return fn(*(a.astype(np.float64) if isinstance(a, np.ndarray) else a for a in args))
 
     return wrong
+
+
+def in_memory_order(fn: Callable) -> Callable:
+    """Each array argument read in the order its elements lie in memory, as code that walks
+    an array's buffer does: right for C-ordered arrays only."""
+
+    def wrong(*args):
+        return fn(
+            *(
+                np.ravel(a, order="K").reshape(a.shape) if isinstance(a, np.ndarray) else a
+                for a in args
+            )
+        )
+
+    return wrong
+
+
+def layout_family(reference: Callable) -> dict[str, Wrong]:
+    return {"read in memory order": Wrong("layout", in_memory_order(reference))}
+
+
+def cached(fn: Callable) -> Callable:
+    """``fn`` whose answer is kept for its arguments and handed to every later caller."""
+    kept = {}
+
+    def wrong(*args):
+        key = tuple(
+            (a.dtype.str, a.shape, a.tobytes()) if isinstance(a, np.ndarray) else a for a in args
+        )
+        if key not in kept:
+            kept[key] = fn(*args)
+        return kept[key]
+
+    return wrong
+
+
+def alias_family(reference: Callable) -> dict[str, Wrong]:
+    return {"cached": Wrong("alias", cached(reference), "Return a new array on every call")}
 
 
 def structure_family(reference: Callable, axes: tuple[int, ...] = (-1,)) -> dict[str, Wrong]:

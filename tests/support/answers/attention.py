@@ -8,6 +8,7 @@ from tests.support.answers import (
     Answers,
     Wrong,
     dtype_family,
+    layout_family,
     softmax_families,
     structure_family,
     type_family,
@@ -75,6 +76,7 @@ SOFTMAX = Answers(
         "PyTorch's softmax": Wrong("forbidden", lambda x: _torch_softmax(x), "torch"),
         **type_family(softmax_reference),
         **dtype_family(softmax_reference),
+        **layout_family(softmax_reference),
     },
 )
 
@@ -142,6 +144,7 @@ SINGLE_QUERY = Answers(
         ),
         **type_family(attend_reference),
         **dtype_family(attend_reference),
+        **layout_family(attend_reference),
     },
 )
 

@@ -18,7 +18,9 @@ from tests.support.answers import (
     BOTH,
     Answers,
     Wrong,
+    as_tensors,
     dtype_family,
+    layout_family,
     softmax_families,
     structure_family,
     type_family,
@@ -176,9 +178,47 @@ def streamed(
     return fn
 
 
+def with_inputs_copied(copy):
+    """The reference on ``copy(Q), copy(K), copy(V)``: right outputs, but memory that grows
+    with n."""
+
+    def fn(Q, K, V, block_size, causal):
+        return online_reference(copy(Q), copy(K), copy(V), block_size, causal).astype(Q.dtype)
+
+    return fn
+
+
+def online_in_torch(Q, K, V, block_size, causal):
+    """PyTorch's attention on the whole (m, n) matrix: memory NumPy's count never sees."""
+    import torch
+    import torch.nn.functional as F
+
+    Q, K, V = (torch.from_numpy(np.ascontiguousarray(a)) for a in (Q, K, V))
+    return F.scaled_dot_product_attention(Q, K, V, is_causal=causal).numpy()
+
+
+def online_keys_transposed_once(Q, K, V, block_size, causal):
+    """K transposed once into a contiguous copy, then its columns read block by block."""
+    K_T = np.ascontiguousarray(K.T)
+    return online_reference(Q, K_T.T, V, block_size, causal)
+
+
 def _first_block_only(value):
     """A shift taken from the first block and kept: ``value(S)`` while ``r`` is still -inf."""
     return lambda r, S: np.where(np.isneginf(r), value(S), r)
+
+
+def online_never_rescaled(Q, K, V, block_size, causal):
+    """A running maximum, but the sums kept from earlier blocks are never rescaled to it."""
+    m = Q.shape[0]
+    r = np.full((m, 1), -np.inf, dtype=Q.dtype)
+    ell, o = np.zeros((m, 1), dtype=Q.dtype), np.zeros((m, V.shape[1]), dtype=Q.dtype)
+    for start in range(0, K.shape[0], block_size):
+        S = _block_scores(Q, K[start : start + block_size], start, causal)
+        r = np.maximum(r, S.max(axis=1, keepdims=True))
+        P = np.exp(S - r)
+        ell, o = ell + P.sum(axis=1, keepdims=True), o + P @ V[start : start + block_size]
+    return o / ell
 
 
 def online_whole_matrix(Q, K, V, block_size, causal):
@@ -369,6 +409,7 @@ ONLINE = Answers(
             "Each query needs its own",
         ),
         "running maximum started at 0": Wrong("stream", streamed(start=0.0), "start it at -inf"),
+        "nothing rescaled": Wrong("stream", online_never_rescaled, "multiply both the running sum"),
         "the whole matrix": Wrong("stream", online_whole_matrix, _SCORES_KEPT),
         "row maxima from the whole matrix first": Wrong(
             "stream", online_maxima_first, _SCORES_KEPT
@@ -380,6 +421,21 @@ ONLINE = Answers(
             "stream", streamed(mask_up_front=True), "as much as an (n, n) causal mask"
         ),
         "blocks over the queries": Wrong("stream", online_query_blocks, _SCORES_KEPT),
+        "PyTorch, the whole matrix": Wrong(
+            "forbidden", online_in_torch, "this exercise is NumPy only"
+        ),
+        "K transposed once into a contiguous copy": Wrong(
+            "stream", online_keys_transposed_once, "as much as a copy of K"
+        ),
+        "every input copied": Wrong(
+            "stream", with_inputs_copied(np.copy), "as much as a copy of K"
+        ),
+        "float32 inputs copied into float64 arrays": Wrong(
+            "stream",
+            with_inputs_copied(lambda a: a.astype(np.float64)),
+            "no astype to another dtype",
+            (np.float32,),
+        ),
         "attnkit's online_softmax_attention": Wrong(
             "forbidden",
             lambda Q, K, V, b, c: online_softmax_attention(Q, K, V, block_size=b, causal=c)[0],
@@ -408,7 +464,10 @@ ONLINE = Answers(
             "attnkit.core.masked_softmax",
         ),
         **type_family(online_reference),
+        # turned into tensors by torch.from_numpy, which a NumPy-only exercise forbids
+        "torch tensors": Wrong("type", as_tensors(online_reference), "this exercise is NumPy only"),
         **dtype_family(online_reference),
+        **layout_family(online_reference),
     },
 )
 
@@ -494,6 +553,16 @@ GQA_MISTAKES = {
     last_group_for_all: "read key-value heads [1, 1, 1, 1, 1, 1]",
 }
 
+
+def gqa_by_torch(Q, K, V):
+    """PyTorch's attention, which repeats the key-value heads itself with enable_gqa=True."""
+    import torch
+    import torch.nn.functional as F
+
+    Q, K, V = (torch.from_numpy(np.ascontiguousarray(a)) for a in (Q, K, V))
+    return F.scaled_dot_product_attention(Q, K, V, enable_gqa=True).numpy()
+
+
 GQA = Answers(
     check_grouped_query_attention,
     right={
@@ -511,8 +580,12 @@ GQA = Answers(
             lambda Q, K, V: grouped_query_attention(Q, K, V)[0],
             "attnkit.core.grouped_query_attention",
         ),
+        "PyTorch's attention with enable_gqa=True": Wrong(
+            "forbidden", gqa_by_torch, "torch.nn.functional.scaled_dot_product_attention"
+        ),
         **type_family(gqa_reference),
         **dtype_family(gqa_reference),
+        **layout_family(gqa_reference),
     },
 )
 

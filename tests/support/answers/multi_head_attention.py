@@ -10,6 +10,7 @@ from tests.support.answers import (
     Answers,
     Wrong,
     dtype_family,
+    layout_family,
     returning,
     structure_family,
     type_family,
@@ -126,6 +127,7 @@ SPLIT = Answers(
         "attnkit's layer": Wrong("forbidden", split_with_attnkit_layer, "split_heads"),
         **type_family(split_reference),
         **dtype_family(split_reference),
+        **layout_family(split_reference),
         "through a float64 buffer": Wrong(
             "dtype", split_in_float64, "float32 inputs", dtypes=(np.float32,)
         ),
@@ -217,6 +219,7 @@ MERGE = Answers(
         "attnkit's layer": Wrong("forbidden", merge_with_attnkit_layer, "merge_heads"),
         **type_family(merge_reference),
         **dtype_family(merge_reference),
+        **layout_family(merge_reference),
         "through a float64 buffer": Wrong(
             "dtype",
             lambda Y: merge_by_loops(Y.astype(np.float64)),

@@ -16,7 +16,9 @@ from attnkit.relative_position_modules import RotaryPositionEmbedding
 from tests.support.answers import (
     Answers,
     Wrong,
+    alias_family,
     dtype_family,
+    layout_family,
     structure_family,
     type_family,
 )
@@ -122,13 +124,14 @@ def length_in_uint8(n, d):
 
 
 def table_of(rows):
-    """A table precomputed for ``rows`` positions, for each width, and sliced with [:n]."""
+    """A table precomputed for ``rows`` positions, for each width, and a copy of its first n
+    rows (a view would also hand every caller the same memory: the alias family)."""
     tables = {}
 
     def fn(n, d):
         if d not in tables:
             tables[d] = pe_reference(rows, d)
-        return tables[d][:n]
+        return tables[d][:n].copy()
 
     return fn
 
@@ -170,6 +173,9 @@ POSITIONAL_ENCODING = Answers(
         ),
         "exponent j/d": Wrong("known", pe_with(exponent=lambda j, d: j / d), "column index j"),
         "base 1000": Wrong("known", pe_with(base=1000.0), "base 1000 instead of 10000"),
+        "exponent by integer division": Wrong(
+            "known", pe_with(exponent=lambda j, d: (2 * (j // 2)) // d), "integer division"
+        ),
         "positions from 1": Wrong("known", pe_with(first=1), "positions start at 1"),
         "sines then cosines": Wrong("known", pe_blocks, "all the sines first"),
         "the article's slicing, odd d": Wrong("known", pe_article_style, "ceil(d/2) sine columns"),
@@ -205,6 +211,7 @@ POSITIONAL_ENCODING = Answers(
             "forbidden", with_the_module, "attnkit.modules.SinusoidalPositionalEncoding"
         ),
         **type_family(pe_reference),
+        **alias_family(pe_reference),
         "float32": Wrong("type", in_float32, "return float64"),
     },
     float_inputs=False,
@@ -454,6 +461,7 @@ ROTARY_EMBEDDING = Answers(
         ),
         **type_family(rope_reference),
         **dtype_family(rope_reference),
+        **layout_family(rope_reference),
     },
 )
 

@@ -14,6 +14,7 @@ from tests.support.answers import (
     Answers,
     Wrong,
     dtype_family,
+    layout_family,
     softmax_families,
     structure_family,
     type_family,
@@ -180,6 +181,7 @@ SDPA = Answers(
         ),
         **type_family(sdpa_reference),
         **dtype_family(sdpa_reference),
+        **layout_family(sdpa_reference),
         "scaled by np.sqrt(d_k)": Wrong(
             "dtype",
             scaled_by(lambda Q, K, V: np.sqrt(K.shape[-1])),

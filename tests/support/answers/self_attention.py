@@ -21,7 +21,9 @@ from attnkit.exercises.self_attention import (
 from tests.support.answers import (
     Answers,
     Wrong,
+    alias_family,
     dtype_family,
+    layout_family,
     softmax_families,
     structure_family,
     type_family,
@@ -81,6 +83,7 @@ CAUSAL_MASK = Answers(
             "forbidden", lambda n: sliding_window_mask(n, n), "attnkit.core.sliding_window_mask"
         ),
         **type_family(causal_reference),
+        **alias_family(causal_reference),
     },
     float_inputs=False,
 )
@@ -299,6 +302,7 @@ MASKED_SELF_ATTENTION = Answers(
         ),
         **type_family(masked_self_attend),
         **dtype_family(masked_self_attend),
+        **layout_family(masked_self_attend),
     },
 )
 
@@ -354,6 +358,15 @@ def padding_built_for_the_longest_then_padded(lengths, n, left=False):
     return np.pad(mask, ((0, 0), (0, 0), (0, n - mask.shape[-1])))
 
 
+def padding_with_lengths_squeezed(lengths, n, left=False):
+    """np.squeeze on the lengths: a batch of one becomes a single number, and the mask loses
+    its batch axis."""
+    lengths = np.squeeze(lengths)
+    positions = np.arange(n)
+    kept = positions >= n - lengths[..., None] if left else positions < lengths[..., None]
+    return kept[:, None, :]
+
+
 def padding_sorting_lengths_in_place(lengths, n, left=False):
     mask = padding_mask_reference(lengths, n, left)
     lengths.sort()
@@ -397,6 +410,9 @@ PADDING_MASK = Answers(
             lambda lengths, n, left=False: padding_mask_reference(np.sort(lengths), n, left),
         ),
         "lengths sorted in place": Wrong("known", padding_sorting_lengths_in_place, "in place"),
+        "lengths squeezed": Wrong(
+            "batch", padding_with_lengths_squeezed, "lengths = np.array([3])"
+        ),
         "left ignored": Wrong(
             "mask",
             lambda lengths, n, left=False: padding_mask_reference(lengths, n),
@@ -463,6 +479,7 @@ PADDING_MASK = Answers(
             "attnkit.core.padding_mask",
         ),
         **type_family(padding_mask_reference),
+        **alias_family(padding_mask_reference),
     },
     float_inputs=False,
 )

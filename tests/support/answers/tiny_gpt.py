@@ -9,6 +9,7 @@ from tests.support.answers import (
     Answers,
     Wrong,
     dtype_family,
+    layout_family,
     softmax_families,
     structure_family,
     type_family,
@@ -39,6 +40,12 @@ def rope_attention_with(softmax, *, turn=apply_rotary, keep=causal_mask, scale=T
 
 
 rope_reference = rope_attention_with(_stable_softmax)
+
+
+def _quiet_softmax(x):
+    """A stable softmax that leaves a row with no key at all as NaN, without a warning."""
+    with np.errstate(invalid="ignore"):
+        return _stable_softmax(x)
 
 
 def rope_from_one(Q, K, V):
@@ -169,6 +176,14 @@ ROPE_ATTENTION = Answers(
             "one step into the future",
         ),
         "masked with -1e4": Wrong("mask", _fill_minus_1e4),
+        "masked with -1e9": Wrong(
+            "mask", rope_attention_with(_stable_softmax, fill=-1e9), "must be -inf"
+        ),
+        "the diagonal hidden too (j < i)": Wrong(
+            "mask",
+            rope_attention_with(_quiet_softmax, keep=lambda n: np.tri(n, k=-1, dtype=bool)),
+            "hides key i from query i",
+        ),
         **structure_family(rope_reference, axes=(-1, -2)),
         **softmax_families(rope_attention_with),
         "attnkit's scaled_dot_product_attention": Wrong(
@@ -179,6 +194,7 @@ ROPE_ATTENTION = Answers(
         ),
         **type_family(rope_reference),
         **dtype_family(rope_reference),
+        **layout_family(rope_reference),
     },
 )
 
@@ -242,6 +258,36 @@ def _one_too_many(logits, k, temperature):
     return top_k_reference(logits, min(k + 1, logits.shape[-1]), temperature)
 
 
+def _shifted_by_the_raw_maximum(logits, k, temperature):
+    """exp(z / tau - max z): right whenever tau = 1, overflows for tau < 1 and large logits."""
+    scaled = logits / temperature
+    kth = np.sort(scaled, axis=-1)[..., -k:][..., :1]
+    with np.errstate(all="ignore"):
+        e = np.where(scaled >= kth, np.exp(scaled - logits.max(axis=-1, keepdims=True)), 0)
+        return e / e.sum(axis=-1, keepdims=True)
+
+
+def _temperature_on_the_probabilities(logits, k, temperature):
+    """The temperature divides the probabilities, which renormalising then undoes."""
+    p = top_k_reference(logits, k, 1.0) / temperature
+    return p / p.sum(axis=-1, keepdims=True)
+
+
+def _almost_zero(logits, k, temperature):
+    """1e-12 for the dropped tokens, where the statement promises exactly 0."""
+    p = top_k_reference(logits, k, temperature)
+    return np.where(p == 0, np.asarray(1e-12, dtype=p.dtype), p)
+
+
+def _exactly_k_first_of_ties(logits, k, temperature):
+    """Exactly k tokens, the first of the tied ones: the other reading of the statement."""
+    scaled = logits / temperature
+    top = np.argsort(-scaled, axis=-1, kind="stable")[..., :k]
+    kept = np.full_like(scaled, -np.inf)
+    np.put_along_axis(kept, top, np.take_along_axis(scaled, top, axis=-1), axis=-1)
+    return _stable_softmax(kept)
+
+
 def _helper(logits, k, temperature):
     import torch
 
@@ -256,6 +302,7 @@ TOP_K = Answers(
         "reference": top_k_reference,
         "argpartition": top_k_by_argpartition,
         "softmax, then cut and renormalise": top_k_softmax_then_cut,
+        "exactly k, the first of tied logits": _exactly_k_first_of_ties,
     },
     wrong={
         "temperature multiplies": Wrong(
@@ -268,6 +315,13 @@ TOP_K = Answers(
         "one too many": Wrong("known", _one_too_many, "one too many"),
         "dropped logits set to 0": Wrong("known", top_k_with(_stable_softmax, fill=0.0), "-inf"),
         "along the first axis": Wrong("known", _first_axis, "first axis"),
+        "shifted by the raw logits' maximum": Wrong(
+            "shift", _shifted_by_the_raw_maximum, "NaN or inf"
+        ),
+        "temperature on the probabilities": Wrong(
+            "known", _temperature_on_the_probabilities, "left out the temperature"
+        ),
+        "1e-12 for the dropped tokens": Wrong("known", _almost_zero, "should be exactly 0"),
         **structure_family(top_k_reference),
         **softmax_families(top_k_with),
         "attnkit's top_k_probabilities": Wrong(
@@ -275,6 +329,7 @@ TOP_K = Answers(
         ),
         **type_family(top_k_reference),
         **dtype_family(top_k_reference),
+        **layout_family(top_k_reference),
     },
 )
 
