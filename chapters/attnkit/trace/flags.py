@@ -71,8 +71,15 @@ class Flag:
 
     def advice(self, code: str | None = None) -> str:
         """The advice in ``code``'s language (``en`` or ``ja``; by default the checks')."""
-        english, japanese = ADVICE[self.kind]
-        return (japanese if (code or language()) == "ja" else english).format(**self.fields)
+        japanese = (code or language()) == "ja"
+        template = ADVICE[self.kind][japanese]
+        conjunction = " と " if japanese else " and "
+        return template.format(
+            **{
+                name: conjunction.join(value) if isinstance(value, tuple) else value
+                for name, value in self.fields.items()
+            }
+        )
 
     def __str__(self) -> str:
         return self.advice()

@@ -19,8 +19,7 @@ SCALE_TOLERANCE = 1e-5
 def reshape(names: Names, axes: tuple, shape: tuple) -> tuple[tuple, list]:
     out, mixed = reshaped(names, axes, shape)
     flags = [
-        Flag("mixed", {"axes": " and ".join(dict.fromkeys(a.shown() for a in group))})
-        for group in mixed
+        Flag("mixed", {"axes": tuple(dict.fromkeys(a.shown() for a in group))}) for group in mixed
     ]
     for axis in out:
         for name, want in names.composites.items():
@@ -30,7 +29,7 @@ def reshape(names: Names, axes: tuple, shape: tuple) -> tuple[tuple, list]:
                     Flag(
                         "merge_order",
                         {
-                            "axes": " and ".join(factors),
+                            "axes": factors,
                             "got": axis.name,
                             "name": name,
                             "want": "·".join(want),
