@@ -7,13 +7,13 @@ import pytest
 import attnkit
 from tests.book.test_heatmap import AXE, AXE_TAGS
 from tests.support.answers.multi_head_attention import split_mixing_tokens, split_reference
-from tests.support.browser import PageLog, serve
+from tests.support.browser import PageLog, open_page, serve
 from tests.support.colours import contrast, css_rgb
 from tests.support.heatmap_page import DARK_THEMES
 
 PAGE = """<!doctype html><html lang="en" %s><meta charset="utf-8"><title>trace</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>%s body { margin: 8px; }</style><main><h1>Traces</h1>%s</main>"""
+<style>%s body { margin: 8px; color: var(--jp-ui-font-color0, #222832); }</style><main><h1>Traces</h1>%s</main>"""
 
 TRACES = {
     "right": attnkit.trace(split_reference, "B T d_model", 3, expect="B H T d_k"),
@@ -29,13 +29,13 @@ def axe_core():
 
 
 def write_page(folder, dark: bool) -> None:
-    """Both traces' drawings on a page, light or in the book's dark theme."""
-    attributes, style = DARK_THEMES["book"] if dark else ("", "")
+    """Both traces' drawings on a page, light or in JupyterLab's dark theme."""
+    attributes, style = DARK_THEMES["jupyterlab"] if dark else ("", "")
     body = "".join(trace._repr_html_() for trace in TRACES.values())
     (folder / "index.html").write_text(PAGE % (attributes, style, body), encoding="utf-8")
 
 
-@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "jupyterlab-dark"])
 @pytest.mark.parametrize("width", [390, 1280])
 def test_a_trace_is_drawn_offline_readable_and_axe_clean(chromium, tmp_path, axe_core, width, dark):
     write_page(tmp_path, dark)
@@ -114,3 +114,33 @@ def test_the_table_holds_what_the_drawing_shows(chromium, tmp_path):
                 assert "(" + ", ".join(drawn_output) + ")" == output
                 assert " , ".join("(" + ", ".join(a) + ")" for a in drawn_inputs) == inputs
                 assert seen["flagged"] == bool(flag)
+
+
+# Every text of a drawing against the ground it is drawn on (the nearest ancestor's that is not
+# transparent): the book's dark mode sets HTML outputs on a light ground of its own.
+TEXT_ON_GROUND = """root => [...root.querySelectorAll('.attn-trace-drawing *')]
+    .filter(e => [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
+    .map(e => {
+        let ground = e;
+        while (ground && ['rgba(0, 0, 0, 0)', 'transparent'].includes(getComputedStyle(ground).backgroundColor)
+               || ground && getComputedStyle(ground).backgroundImage !== 'none' && ground !== e)
+            ground = ground.parentElement;
+        return [e.textContent.trim(), getComputedStyle(e).color,
+                ground ? getComputedStyle(ground).backgroundColor : 'rgb(255, 255, 255)'];
+    })"""
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_chapter_draws_its_traces_readably_in_the_book(site, width, mode):
+    page, log = open_page(site, "chapters/multi-head-attention", width=width)
+    page.evaluate(f"() => document.documentElement.dataset.theme = '{mode}'")
+    traces = page.locator(".attn-trace")
+    assert traces.count() == 3  # the right split, the wrong one, and the exercise's solution
+    assert page.locator(".attn-trace [data-flagged=true]").count() >= 2
+    for trace in traces.all():
+        assert trace.evaluate("t => t.scrollWidth <= t.parentElement.clientWidth + 1")
+        for text, colour, ground in trace.evaluate(TEXT_ON_GROUND):
+            if text and "repeating" not in ground:
+                assert contrast(css_rgb(colour), css_rgb(ground)) >= 4.5, (text, colour, ground)
+    assert log.problems() == {}

@@ -3,9 +3,10 @@ flagged steps marked, and beside the drawing a table of the same facts.
 
 The drawing is plain HTML with inline styles (no script, no style sheet, no network), so that it
 shows the same in the book's pages, JupyterLab, Colab and a notebook opened offline, and survives
-the sanitising of untrusted output. Its colours follow the page's theme variables, as the
-heatmap's do (the book's theme, then JupyterLab's, then light fallbacks), so it reads in dark
-mode; the blocks keep their own colours, each label black or white, whichever contrasts more.
+the sanitising of untrusted output. Its colours follow JupyterLab's theme variables, so it reads in
+JupyterLab's dark themes; the book's dark mode sets HTML outputs on a light ground, where the light
+fallbacks read. The blocks keep their own colours, each label black or white, whichever contrasts
+more.
 The drawing is hidden from screen readers (``aria-hidden``): the table carries its content.
 """
 
@@ -15,9 +16,11 @@ from html import escape
 
 from .axes import Axis
 
-TEXT = "var(--pst-color-text-base, var(--jp-ui-font-color0, #222832))"
-MUTED = "var(--pst-color-text-muted, var(--jp-ui-font-color1, #48566b))"
-BORDER = "var(--pst-color-border, var(--jp-border-color1, #d1d5da))"
+# JupyterLab's theme colours, else light ones: the book's theme sets every HTML output on a light
+# ground of its own in dark mode, so the book's pages take the light ones in both modes
+TEXT = "var(--jp-ui-font-color0, #222832)"
+MUTED = "var(--jp-ui-font-color1, #48566b)"
+BORDER = "var(--jp-border-color1, #8c96a3)"
 FLAGGED = "#c5221f"  # the flagged step's mark, 4.5:1 or more on white and as a border on dark
 # one colour per atomic name, in a fixed order (Okabe and Ito's palette, told apart by most
 # readers with a colour vision deficiency); other names cycle through them

@@ -71,7 +71,12 @@ class Trace:
 
 
 def where(file: str, line: int) -> str:
-    return f"{os.path.basename(file)}:{line}" if file else ""
+    """``file.py:12``; a notebook cell's (IPython's file of it, named by a number) ``line 12``."""
+    if not file:
+        return ""
+    if "ipykernel_" in file or file.startswith("<ipython-input"):
+        return f"line {line}"
+    return f"{os.path.basename(file)}:{line}"
 
 
 def code(file: str, line: int) -> str:
