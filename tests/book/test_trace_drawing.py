@@ -7,7 +7,7 @@ import pytest
 import attnkit
 from tests.book.test_heatmap import AXE, AXE_TAGS
 from tests.support.answers.multi_head_attention import split_mixing_tokens, split_reference
-from tests.support.browser import PageLog, open_page, serve
+from tests.support.browser import PageLog, serve
 from tests.support.colours import contrast, css_rgb
 from tests.support.heatmap_page import DARK_THEMES
 
@@ -132,8 +132,16 @@ TEXT_ON_GROUND = """root => [...root.querySelectorAll('.attn-trace-drawing *')]
 
 @pytest.mark.parametrize("mode", ["light", "dark"])
 @pytest.mark.parametrize("width", [390, 1280])
-def test_the_chapter_draws_its_traces_readably_in_the_book(site, width, mode):
-    page, log = open_page(site, "chapters/multi-head-attention", width=width)
+def test_the_chapter_draws_its_traces_readably_in_the_book(chromium, built_book, width, mode):
+    html, _log = built_book
+    with serve(html) as base:
+        page = chromium.new_page(viewport={"width": width, "height": 900})
+        log = PageLog(page)
+        page.goto(base + "chapters/multi-head-attention.html")
+        chapter_traces_are_readable(page, log, mode)
+
+
+def chapter_traces_are_readable(page, log, mode):
     page.evaluate(f"() => document.documentElement.dataset.theme = '{mode}'")
     traces = page.locator(".attn-trace")
     assert traces.count() == 3  # the right split, the wrong one, and the exercise's solution

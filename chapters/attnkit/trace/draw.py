@@ -26,6 +26,9 @@ FLAGGED = "#c5221f"  # the flagged step's mark, 4.5:1 or more on white and as a 
 # readers with a colour vision deficiency); other names cycle through them
 PALETTE = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#999999")
 ORDER = ("B", "H", "T", "d_k", "S", "d_v", "n", "m", "d")
+# code in the page's text colour, not the theme's colour for code (pink on the light ground
+# the book's dark mode gives outputs)
+CODE = "color:inherit;background:none;padding:0;border:0;font-size:95%"
 UNIT_EM = 0.22  # a block's width per unit of size
 WIDEST_EM = 7.0
 
@@ -79,7 +82,11 @@ def block(axis: Axis, names_of_factors: list) -> str:
 def operation(row: dict) -> str:
     """The step's kind, and the library's name for it where that says more (``@``, ``view``)."""
     kind = escape(row["kind"])
-    return kind if row["op"] == row["kind"] else f"{kind} <code>{escape(row['op'])}</code>"
+    return (
+        kind
+        if row["op"] == row["kind"]
+        else f"{kind} <code style='{CODE}'>{escape(row['op'])}</code>"
+    )
 
 
 def blocks(axes: tuple) -> str:
@@ -109,7 +116,7 @@ def html(trace) -> str:
             f"<span>{operation(row)}</span>"
             f"{inputs}<span>→</span>{blocks(step.output)}</div>"
             f'<div style="color:{MUTED};font-size:90%;overflow-wrap:anywhere">'
-            f"{escape(row['where'])} <code>{escape(row['code'])}</code></div>{advice}</div>"
+            f"{escape(row['where'])} <code style='{CODE}'>{escape(row['code'])}</code></div>{advice}</div>"
         )
     return (
         f'<div class="attn-trace" style="color:{TEXT};font:13px/1.4 system-ui,-apple-system,'
@@ -133,7 +140,7 @@ def table(trace, rows: list) -> str:
         f"<td {cell}>{operation(row)}</td>"
         f"<td {cell}>{escape(' , '.join(row['inputs']))}</td>"
         f"<td {cell}>{escape(row['output'])}</td>"
-        f"<td {cell}>{escape(row['where'])} <code>{escape(row['code'])}</code></td>"
+        f"<td {cell}>{escape(row['where'])} <code style='{CODE}'>{escape(row['code'])}</code></td>"
         f"<td {cell}>{escape(' '.join(row['flags']))}</td></tr>"
         for row in rows
     )
