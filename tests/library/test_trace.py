@@ -235,3 +235,13 @@ def test_bad_names_and_sizes_raise_value_errors():
         trace(np.sum, "B Q")
     with pytest.raises(ValueError, match="size of its own"):
         trace(np.sum, "B T", sizes={"T": 7})
+
+
+def test_axes_of_no_known_name_are_split_and_merged_without_a_flag():
+    torch.manual_seed(0)
+    layer = MultiHeadAttention(24, 4)  # 24 = 4 × 6: sizes the tracer has no names for
+    found = trace(layer, torch.randn(1, 16, 24), torch=True)
+    assert found.flags == [], str(found)
+    reshapes = [step.output for step in found.steps if step.kind == "reshape"]
+    assert [a.size for a in reshapes[0]] == [1, 16, 4, 6]
+    assert not any(axis.mixed for axes in reshapes for axis in axes)

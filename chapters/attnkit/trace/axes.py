@@ -46,9 +46,9 @@ class Axis:
         """Whether the two axes hold the same thing (a merged ``H·d_k`` is ``d_model``)."""
         if self.mixed or other.mixed:
             return False
-        if self.factors and other.factors:
-            return self.factors == other.factors
-        return self.base == other.base
+        if not self.factors or not other.factors:  # an axis of no known name: by its size
+            return self.size == other.size
+        return self.factors == other.factors
 
 
 def shown(axes) -> str:
@@ -107,8 +107,10 @@ class Names:
         """The axis that ``parts``, adjacent in row-major order, are merged into."""
         if len(parts) == 1:
             return parts[0]
-        factors = tuple(f for part in parts for f in (part.factors or (part.name,)))
         size = math.prod(part.size for part in parts)
+        if not all(part.factors for part in parts):
+            return self.by_size(size)  # a part of no known name: the whole is unknown too
+        factors = tuple(f for part in parts for f in part.factors)
         for name, composite in self.composites.items():
             if composite == factors:
                 return Axis(name, size, factors)
@@ -187,6 +189,9 @@ def _grouped(names: Names, atoms: list, sizes: list, sources: dict, mixed: list)
         back.insert(0, _whole(names, atoms[begin:stop], sources))
         stop = begin
     middle = sizes[len(front) : len(sizes) - len(back)]
+    if not all(atom.factors for atom in atoms[start:stop]):
+        # an axis of no known name may be a product of anything: nothing to judge
+        return front + [names.by_size(size) for size in middle] + back
     mixed.append(atoms[start:stop])
     guesses = [replace(names.by_size(size), mixed=True, role="") for size in middle]
     return front + guesses + back
