@@ -5,16 +5,24 @@ traces: tests/library/test_trace.py.)"""
 import pytest
 
 import attnkit
-from tests.book.test_heatmap import AXE, AXE_TAGS
 from tests.support.answers.multi_head_attention import split_mixing_tokens, split_reference
 from tests.support.browser import PageLog, serve
 from tests.support.colours import contrast, css_rgb
 from tests.support.heatmap_page import DARK_THEMES
+from tests.support.readings import AXE
 
 PAGE = """<!doctype html><html lang="en" %s><meta charset="utf-8"><title>trace</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>%s body { margin: 8px; color: var(--jp-ui-font-color0, #222832); }</style><main><h1>Traces</h1>%s</main>"""
 
+AXE_TAGS = [
+    "wcag2a",
+    "wcag2aa",
+    "wcag21a",
+    "wcag21aa",
+    "wcag22aa",
+    "best-practice",
+]  # as the heatmap's
 TRACES = {
     "right": attnkit.trace(split_reference, "B T d_model", 3, expect="B H T d_k"),
     "wrong": attnkit.trace(split_mixing_tokens, "B T d_model", 3, expect="B H T d_k"),

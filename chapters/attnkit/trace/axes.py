@@ -18,6 +18,8 @@ COMPOSITES = {"d_model": ("H", "d_k")}
 # names of token axes: a product of two of them over a feature axis is a table of scores
 TOKENS = {"T", "S", "n", "m", "L", "N"}
 KEY_MARK = "'"  # "T'": the keys' copy of T, where queries and keys are the same tokens
+# sizes of a probe, an empty array whose axes can be told apart: where an operation put them
+PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*'?$")
 
 

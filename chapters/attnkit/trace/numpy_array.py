@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ops
+from .axes import PRIMES
 from .record import Recorder
 
 RESHAPES = {"reshape", "ravel", "squeeze", "expand_dims", "atleast_2d", "flatten"}
@@ -243,10 +244,11 @@ class NumpyTracer:
             a, b = (self.axes(x) for x in inputs[:2])
             out, flags = ops.matmul(self.names, a, b, result.shape)
             return self._done("matmul", "@", arrays, result, out, flags)
+        divides = SCALING.get(name) == "divide"
         scalars = [
-            (float(x), i == 1 and SCALING.get(name) == "divide")
+            (float(x), divides)
             for i, x in enumerate(inputs)
-            if np.ndim(x) == 0 and _is_number(x)
+            if np.ndim(x) == 0 and _is_number(x) and not (divides and i == 0)  # not c / x
         ]
         masks = [i for i, x in enumerate(arrays) if x.dtype == bool]
         out, flags = ops.elementwise(
@@ -287,7 +289,7 @@ class NumpyTracer:
                 self.names, args[0], [self.axes(a) for a in args[1:]], result.shape
             )
             return self._done("einsum", f"einsum {args[0]}", arrays, result, out, flags)
-        if name in ("dot", "inner", "tensordot", "vdot") and name == "dot":
+        if name == "dot":
             out, flags = ops.matmul(self.names, first, self.axes(arrays[1]), result.shape)
             return self._done("matmul", "dot", arrays, result, out, flags)
         if name == "where" and len(args) == 3:
@@ -318,9 +320,6 @@ def _is_number(x) -> bool:
     return (isinstance(x, (int, float, np.number)) and not isinstance(x, bool)) or (
         isinstance(x, np.ndarray) and x.dtype.kind in "fi"
     )
-
-
-PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
 
 
 def _probe(func, ndim: int, rest, kwargs) -> list:

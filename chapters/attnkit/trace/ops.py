@@ -21,7 +21,7 @@ def reshape(names: Names, axes: tuple, shape: tuple) -> tuple[tuple, list]:
     flags = [
         Flag("mixed", {"axes": tuple(dict.fromkeys(a.shown() for a in group))}) for group in mixed
     ]
-    for axis in out:
+    for axis in (a for a in out if a not in axes):  # an axis this reshape merged
         for name, want in names.composites.items():
             factors = axis.factors
             if len(factors) > 1 and factors != want and sorted(factors) == sorted(want):

@@ -25,10 +25,6 @@ class Trace:
     result: object
     output: tuple | None
 
-    @property
-    def ok(self) -> bool:
-        return not self.flags
-
     def rows(self, language: str | None = None) -> list[dict]:
         """One plain record per step: what the table and the drawing both show."""
         return [

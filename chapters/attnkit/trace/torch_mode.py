@@ -12,6 +12,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from . import ops
+from .axes import PRIMES
 from .record import Recorder
 
 RESHAPES = {
@@ -71,7 +72,6 @@ SCALING = {
     "div_": "divide",
     "divide": "divide",
 }
-PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
 
 
 class TorchTracer(TorchFunctionMode):
