@@ -140,13 +140,24 @@ TEXT_ON_GROUND = """root => [...root.querySelectorAll('.attn-trace-drawing *')]
 
 @pytest.mark.parametrize("mode", ["light", "dark"])
 @pytest.mark.parametrize("width", [390, 1280])
-def test_the_chapter_draws_its_traces_readably_in_the_book(chromium, built_book, width, mode):
+def test_the_chapter_draws_its_traces_readably_in_the_book(
+    chromium, built_book, axe_core, width, mode
+):
     html, _log = built_book
     with serve(html) as base:
         page = chromium.new_page(viewport={"width": width, "height": 900})
         log = PageLog(page)
         page.goto(base + "chapters/multi-head-attention.html")
         chapter_traces_are_readable(page, log, mode)
+        page.add_script_tag(path=str(axe_core))
+        found = page.evaluate(
+            """async (tags) => (await axe.run({ include: [[".attn-trace"]] },
+                { runOnly: { type: "tag", values: tags } }))
+                .violations.filter((v) => v.impact === "serious" || v.impact === "critical")
+                .map((v) => [v.id, v.nodes.map((node) => node.html.slice(0, 120))])""",
+            AXE_TAGS,
+        )
+        assert found == []
 
 
 def chapter_traces_are_readable(page, log, mode):
