@@ -25,6 +25,17 @@
 - ``kv_calculator``: the key-value cache's size, the bytes a decoding step reads and the largest
   batch that fits in memory, as a formula and as an interactive calculator (anywidget; computed
   in the browser)
+- ``trace``: what a function does to every named axis, step by step, and where it went wrong;
+  ``attnkit.trace(fn, "B T d_model", 3)`` runs it
 - ``exercises``: ``check_*`` functions for the coding exercises, one module per chapter
 - ``recorded``: benchmark figures recorded on a named machine (``data/``), shown by chapter 7
 """
+
+
+def __getattr__(name):
+    # attnkit.trace is callable (attnkit.trace(fn, ...)) and imported when first used
+    if name == "trace":
+        import importlib
+
+        return importlib.import_module(".trace", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,247 @@
+"""attnkit.trace: the right flag at the right line on the wrong answers whose mistake is about
+axes, no flag on the right ones, and the same trace in NumPy and PyTorch."""
+
+import inspect
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import attnkit
+from attnkit.modules import MultiHeadAttention
+from attnkit.trace import SIZES, diagnose, example, trace
+from tests.support.answers import multi_head_attention as heads_answers
+from tests.support.answers import qkv_attention as qkv_answers
+from tests.support.answers import self_attention as self_answers
+
+H = SIZES["H"]
+SPLIT = (("B T d_model", H), "B H T d_k")
+MERGE = (("B H T d_k",), "B T d_model")
+SDPA = (("m d_k", "n d_k", "n d_v"), "m d_v")
+MASKED = (("n d", "bool n n'"), "n d")
+
+
+def line_of(fn, fragment: str) -> int:
+    """The line of ``fn``'s source, in its file, that holds ``fragment``."""
+    lines, first = inspect.getsourcelines(fn)
+    first = first or 1
+    return next(first + i for i, line in enumerate(lines) if fragment in line)
+
+
+def flagged(fn, args, expect, kind: str, fragment: str, **options):
+    flags = diagnose(fn, args, expect=expect, **options)
+    line = line_of(fn, fragment)
+    assert any(f.kind == kind and f.line == line for f in flags), (
+        f"no {kind} flag at line {line}: {[(f.kind, f.line) for f in flags]}"
+    )
+
+
+# --- the checks' catalogues: wrong answers about axes -------------------------------------------
+
+CATALOGUED = [
+    # (answers, wrong answer, (args, expect), flag, the flagged line)
+    (heads_answers.SPLIT, "straight to (b, h, n, d_k)", SPLIT, "mixed", "reshape"),
+    (heads_answers.SPLIT, "every h-th column", SPLIT, "mixed", "reshape"),
+    (heads_answers.SPLIT, "no transpose", SPLIT, "contract", "reshape"),
+    (heads_answers.SPLIT, "tokens and columns swapped", SPLIT, "contract", "transpose"),
+    (heads_answers.MERGE, "straight to (b, n, h*d_v)", MERGE, "mixed", "reshape"),
+    (heads_answers.MERGE, "interleaved", MERGE, "merge_order", "reshape"),
+    (heads_answers.MERGE, "not concatenated", MERGE, "contract", "transpose"),
+    (qkv_answers.SDPA, "scaled by sqrt(d_v)", SDPA, "scale", "Q @ K.T"),
+    (qkv_answers.SDPA, "scaled by sqrt(n)", SDPA, "scale", "Q @ K.T"),
+    (qkv_answers.SDPA, "scaled by sqrt(m)", SDPA, "scale", "Q @ K.T"),
+    (qkv_answers.SDPA, "multiplied by sqrt(d_k)", SDPA, "scale", "Q @ K.T"),
+    (self_answers.MASKED_SELF_ATTENTION, "mask.T", MASKED, "mask_axis", "np.where"),
+    (self_answers.MASKED_SELF_ATTENTION, "output weights.T @ X", MASKED, "contraction", ".T @ X"),
+]
+
+
+@pytest.mark.parametrize(
+    "answers, name, contract, kind, fragment",
+    CATALOGUED,
+    ids=[f"{a.name}: {name}" for a, name, *_ in CATALOGUED],
+)
+def test_catalogued_wrong_answers_are_flagged_at_their_line(
+    answers, name, contract, kind, fragment
+):
+    args, expect = contract
+    flagged(answers.wrong[name].fn, args, expect, kind, fragment)
+
+
+RIGHT = [
+    (heads_answers.SPLIT, SPLIT),
+    (heads_answers.MERGE, MERGE),
+    (qkv_answers.SDPA, SDPA),
+    (self_answers.MASKED_SELF_ATTENTION, MASKED),
+]
+
+
+@pytest.mark.parametrize(
+    "answers, name, contract",
+    [(a, name, contract) for a, contract in RIGHT for name in a.right],
+    ids=[f"{a.name}: {name}" for a, _ in RIGHT for name in a.right],
+)
+def test_right_answers_trace_clean(answers, name, contract):
+    args, expect = contract
+    found = trace(answers.right[name], *args, expect=expect)
+    assert found.flags == [], str(found)
+
+
+# --- wrong answers of our own, NumPy and PyTorch ------------------------------------------------
+
+
+def mha_numpy(
+    X, W_Q, W_K, W_V, W_O, h, *, softmax_axis=-1, wide_scale=False, mixed=False, mask=None
+):
+    """Multi-head self-attention written out in NumPy, with one mistake on request."""
+    b, n, d_model = X.shape
+    d_k = d_model // h
+
+    def split(Z):
+        if mixed:
+            return Z.reshape(b, h, n, d_k)  # the view without the transpose
+        return Z.reshape(b, n, h, d_k).transpose(0, 2, 1, 3)
+
+    q, k, v = split(X @ W_Q), split(X @ W_K), split(X @ W_V)  # (b, h, n, d_k)
+    width = d_model if wide_scale else d_k
+    scores = q @ k.swapaxes(-1, -2) / math.sqrt(width)  # (b, h, n, n)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    e = np.exp(scores - scores.max(axis=softmax_axis, keepdims=True))
+    weights = e / e.sum(axis=softmax_axis, keepdims=True)
+    heads = (weights @ v).transpose(0, 2, 1, 3).reshape(b, n, d_model)  # (b, n, d_model)
+    return heads @ W_O
+
+
+def mha_torch(
+    X, W_Q, W_K, W_V, W_O, h, *, softmax_axis=-1, wide_scale=False, mixed=False, mask=None
+):
+    """The same in PyTorch, step for step."""
+    b, n, d_model = X.shape
+    d_k = d_model // h
+
+    def split(Z):
+        if mixed:
+            return Z.view(b, h, n, d_k)  # the view without the transpose
+        return Z.view(b, n, h, d_k).transpose(1, 2)
+
+    q, k, v = split(X @ W_Q), split(X @ W_K), split(X @ W_V)  # (b, h, n, d_k)
+    width = d_model if wide_scale else d_k
+    scores = q @ k.transpose(-1, -2) / math.sqrt(width)  # (b, h, n, n)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, -torch.inf)
+    e = torch.exp(scores - scores.amax(dim=softmax_axis, keepdim=True))
+    weights = e / e.sum(dim=softmax_axis, keepdim=True)
+    heads = (weights @ v).transpose(1, 2).reshape(b, n, d_model)  # (b, n, d_model)
+    return heads @ W_O
+
+
+LAYER = ("B T d_model", *["d_model d_model"] * 4, H)
+MISTAKES = [
+    # (mistake, flag, the flagged line of each version)
+    ({}, None, None),
+    ({"mixed": True}, "mixed", "the view without"),
+    ({"softmax_axis": -2}, "softmax_axis", "e = "),
+    ({"wide_scale": True}, "scale", "scores = q @"),
+]
+
+
+@pytest.mark.parametrize(
+    "mistake, kind, fragment", MISTAKES, ids=["right", *[m[1] for m in MISTAKES[1:]]]
+)
+@pytest.mark.parametrize(
+    "fn, use_torch", [(mha_numpy, False), (mha_torch, True)], ids=["numpy", "torch"]
+)
+def test_own_wrong_layers_are_flagged_at_their_line(fn, use_torch, mistake, kind, fragment):
+    found = trace(fn, *LAYER, torch=use_torch, expect="B T d_model", **mistake)
+    if kind is None:
+        assert found.flags == [], str(found)
+    else:
+        first = found.flags[0]  # where it went wrong first
+        assert (first.kind, first.line) == (kind, line_of(fn, fragment)), str(found)
+
+
+def steps(found):
+    return [(step.kind, step.inputs, step.output) for step in found.steps]
+
+
+@pytest.mark.parametrize(
+    "mistake", [m[0] for m in MISTAKES], ids=["right", "mixed", "softmax", "scale"]
+)
+def test_numpy_and_pytorch_give_the_same_trace(mistake):
+    in_numpy = trace(mha_numpy, *LAYER, expect="B T d_model", **mistake)
+    in_torch = trace(mha_torch, *LAYER, torch=True, expect="B T d_model", **mistake)
+    assert steps(in_numpy) == steps(in_torch)
+    assert [(f.kind, f.fields) for f in in_numpy.flags] == [
+        (f.kind, f.fields) for f in in_torch.flags
+    ]
+
+
+def test_a_padding_mask_along_the_queries_is_flagged_at_its_line():
+    along_keys = example("bool B T'", torch=True)[:, None, None, :]  # (B, 1, 1, T')
+    along_queries = along_keys.transpose(-1, -2)  # (B, 1, T, 1)
+    right = trace(mha_torch, *LAYER, torch=True, mask=along_keys)
+    assert right.flags == [], str(right)
+    wrong = trace(mha_torch, *LAYER, torch=True, mask=along_queries).flags
+    assert [(f.kind, f.line) for f in wrong] == [("mask_axis", line_of(mha_torch, "masked_fill"))]
+
+
+def test_the_book_layer_traces_clean_through_its_modules():
+    torch.manual_seed(0)
+    found = trace(
+        MultiHeadAttention(SIZES["H"] * SIZES["d_k"], H),
+        "float32 B T d_model",
+        torch=True,
+        expect="B T d_model",
+    )
+    assert found.flags == [], str(found)
+    kinds = [step.kind for step in found.steps]
+    assert kinds.count("matmul") == 6 and "softmax" in kinds  # 4 projections, scores, weights
+    assert str(found.output) and found.result[0].shape == (2, 5, 21)
+
+
+# --- what a trace holds and how it reads --------------------------------------------------------
+
+
+def test_every_step_names_its_axes_and_its_line():
+    found = attnkit.trace(heads_answers.split_reference, "B T d_model", H)
+    assert [(s.kind, s.output) for s in found.steps][1][0] == "transpose"
+    reshape, transpose = found.steps
+    assert [a.name for a in reshape.output] == ["B", "T", "H", "d_k"]
+    assert [a.name for a in transpose.output] == ["B", "H", "T", "d_k"]
+    assert reshape.line == line_of(heads_answers.split_reference, "reshape")
+    text = str(found)
+    assert "(B, T, d_model) -> (B, T, H, d_k)" in text and "pieces = X.reshape" in text
+
+
+def test_results_come_back_as_plain_arrays():
+    numpy_result = trace(heads_answers.split_reference, "B T d_model", H).result
+    assert type(numpy_result) is np.ndarray and numpy_result.shape == (2, 3, 5, 7)
+    torch_result = trace(lambda x: x.softmax(-1), "B T", torch=True).result
+    assert type(torch_result) is torch.Tensor
+
+
+def test_a_flag_gives_its_advice_in_english_and_japanese(monkeypatch):
+    (flag,) = diagnose(heads_answers.split_mixing_tokens, SPLIT[0])
+    assert "mixes T and H" in flag.advice("en")
+    assert "T and H" not in flag.advice("ja") and "T と H" in flag.advice("ja")
+    monkeypatch.setenv("ATTNKIT_LANGUAGE", "ja")
+    assert str(flag) == flag.advice("ja")
+
+
+def test_bad_names_and_sizes_raise_value_errors():
+    with pytest.raises(ValueError, match="unknown axis name 'Q'"):
+        trace(np.sum, "B Q")
+    with pytest.raises(ValueError, match="size of its own"):
+        trace(np.sum, "B T", sizes={"T": 7})
+
+
+def test_axes_of_no_known_name_are_split_and_merged_without_a_flag():
+    torch.manual_seed(0)
+    layer = MultiHeadAttention(24, 4)  # 24 = 4 × 6: sizes the tracer has no names for
+    found = trace(layer, torch.randn(1, 16, 24), torch=True)
+    assert found.flags == [], str(found)
+    reshapes = [step.output for step in found.steps if step.kind == "reshape"]
+    assert [a.size for a in reshapes[0]] == [1, 16, 4, 6]
+    assert not any(axis.mixed for axes in reshapes for axis in axes)
