@@ -113,7 +113,7 @@ def repeated_sequences(batch: int, length: int, vocab: int, generator: torch.Gen
     return source.gather(1, t % period[:, None]), period  # (batch, length)
 
 
-def example_sequence(length: int = 20, period: int = 8, vocab: int = 50, seed: int = 1):
+def example_sequence(length: int = 16, period: int = 6, vocab: int = 50, seed: int = 1):
     """One sequence of ``repeated_sequences`` with a chosen period: ``(length,)``."""
     source = torch.randint(vocab, (period,), generator=torch.Generator().manual_seed(seed))
     return source[torch.arange(length) % period]
