@@ -217,7 +217,7 @@ def test_answers_left_as_stubs_are_no_answers(tmp_path):
 
 def test_every_chapter_with_exercises_is_an_assignment_with_its_questions():
     known = assignments()
-    assert "attention" in known and len(known) == 8
+    assert "attention" in known and len(known) == 9
     softmax = known["attention"].questions[0]
     assert (softmax.function, softmax.check, softmax.points) == ("my_softmax", "check_softmax", 2)
     functions = [f for a in known.values() for f in a.functions]

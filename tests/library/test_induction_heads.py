@@ -4,6 +4,7 @@ from the weights, and the shipped record of the run."""
 
 import math
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -24,6 +25,9 @@ from attnkit.induction import (
     split_losses,
 )
 from attnkit.induction_train import MODEL, SEED, TRAINING, run
+from attnkit.scrubber import TrainingScrubber, pack_weights
+from tests.support.book import ROOT
+from tests.support.node import module_runner
 
 F64 = torch.float64
 
@@ -195,3 +199,40 @@ def test_training_from_scratch_reproduces_the_recorded_first_steps():
         assert torch.allclose(torch.tensor(rerun[key]), torch.tensor(record[key][:3]), atol=1e-5), (
             key
         )
+
+
+# --- the scrubber's data ----------------------------------------------------------------------
+
+
+def tiny_record():
+    """Two steps of a causal ``(1 layer, 2 heads, 3, 3)`` attention, as train() records it."""
+    rng = torch.Generator().manual_seed(0)
+    attention = torch.rand(2, 1, 2, 3, 3, generator=rng).tril()
+    attention = attention / attention.sum(-1, keepdim=True)
+    return {"steps": [0, 10], "first": [3.9, 3.8], "repeat": [3.9, 1.2],
+            "attention": attention.tolist()}  # fmt: skip
+
+
+def test_the_scrubber_ships_each_step_s_weights_as_whole_percentages():
+    record = tiny_record()
+    scrubber = TrainingScrubber(record, ["a", "b", "c"], chance=math.log(50))
+    assert scrubber.step == 1 and len(scrubber.weights[0]) == 2 * 6  # lower triangles
+    for index in range(2):
+        expected = torch.tensor(record["attention"][index]).mul(100).round().div(100)
+        assert torch.allclose(torch.from_numpy(scrubber.weights_at(index)), expected.double())
+    assert pack_weights(record["attention"][0])[:6] == [
+        round(100 * record["attention"][0][0][0][q][k]) for q in range(3) for k in range(q + 1)
+    ]
+    with pytest.raises(ValueError, match="labels"):
+        TrainingScrubber(record, ["a", "b"], chance=1.0)
+    with pytest.raises(ValueError, match="step must be one of 0 \\.\\. 1"):
+        scrubber.step = 2
+
+
+def test_the_front_end_unpacks_what_python_packs(tmp_path):
+    record = tiny_record()
+    scrubber = TrainingScrubber(record, ["a", "b", "c"], chance=1.0)
+    run_js = module_runner(ROOT / "chapters" / "attnkit" / "scrubber.js", tmp_path)
+    for index in range(2):
+        unpacked = run_js("(m, d) => m.unpack(d, 1, 2, 3)", scrubber.weights[index])
+        assert np.allclose(np.array(unpacked), scrubber.weights_at(index), atol=1e-12)
