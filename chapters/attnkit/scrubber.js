@@ -99,28 +99,32 @@ function colour(element, name) {
   return getComputedStyle(element).getPropertyValue(name).trim();
 }
 
-// `a` and `b` as CSS colours, mixed: a canvas takes what the computed style gives (rgb()).
+// A CSS colour as [r, g, b], read back through a canvas (which takes any colour the computed
+// style gives). One small canvas serves every read.
+let probe = null;
 function parse(css) {
-  const probe = document.createElement("canvas").getContext("2d");
+  probe ??= document.createElement("canvas").getContext("2d");
+  probe.fillStyle = "#000";
   probe.fillStyle = css;
   const hex = probe.fillStyle;
   if (hex.startsWith("#")) return [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
   return hex.match(/[\d.]+/g).slice(0, 3).map(Number);
 }
 
+// One pixel per weight, the canvas scaled up by CSS: the background mixed towards `hot` by the
+// weight, the cells above the diagonal (weight 0) the background itself.
 function drawHead(canvas, weights, cold, hot) {
-  const n = weights.length, size = canvas.width, cell = size / n;
+  const n = weights.length;
   const context = canvas.getContext("2d");
-  context.fillStyle = `rgb(${cold.join(",")})`;
-  context.fillRect(0, 0, size, size);
+  const image = context.createImageData(n, n);
   for (let q = 0; q < n; q++) {
-    for (let k = 0; k <= q; k++) {
-      const w = weights[q][k];
-      const mixed = cold.map((c, i) => Math.round(c + (hot[i] - c) * w));
-      context.fillStyle = `rgb(${mixed.join(",")})`;
-      context.fillRect(k * cell, q * cell, Math.ceil(cell), Math.ceil(cell));
+    for (let k = 0; k < n; k++) {
+      const w = weights[q][k], at = 4 * (q * n + k);
+      for (let i = 0; i < 3; i++) image.data[at + i] = Math.round(cold[i] + (hot[i] - cold[i]) * w);
+      image.data[at + 3] = 255;
     }
   }
+  context.putImageData(image, 0, 0);
 }
 
 function curves(model, words) {
@@ -202,7 +206,7 @@ function render({ model, el }) {
     for (let h = 0; h < heads; h++) {
       const figure = document.createElement("figure");
       const canvas = Object.assign(document.createElement("canvas"), {
-        className: "scrub-head", width: 8 * n, height: 8 * n });
+        className: "scrub-head", width: n, height: n });
       canvas.setAttribute("role", "img");
       const caption = document.createElement("figcaption");
       caption.textContent = say(words.head, { layer: l + 1, head: h + 1 });

@@ -111,20 +111,23 @@ def test_the_keyboard_and_the_slider_move_through_training(site, recorded):
 
 
 def test_the_heads_are_drawn_in_the_page_s_colours(site, recorded):
-    """Each canvas cell is the background mixed towards the theme's colour by its weight: a
-    cell of weight 0 is the background, and the darkest cell is the largest weight's."""
+    """Each canvas pixel is a weight, the background mixed towards the theme's colour by it: a
+    weight of 0 is the background, a weight of 1 the colour of the curve of repeats."""
     for mode in ("light", "dark"):
         with opened(site, mode) as (_, root):
             now = shown(root)
             pixels = root.locator("canvas.scrub-head").first.evaluate(
-                """c => { const n = Math.round(c.width / 8), x = c.getContext('2d');
-                    return [x.getImageData(4, 4 + 8 * (n - 1), 1, 1).data.slice(0, 3),
-                            x.getImageData(4 + 8 * (n - 1), 4, 1, 1).data.slice(0, 3)]; }"""
+                """c => { const n = c.width, x = c.getContext('2d');
+                    const at = (i, j) => Array.from(x.getImageData(i, j, 1, 1).data.slice(0, 3));
+                    return [at(0, 0), at(n - 1, 0)]; }"""
             )
             background = css_rgb(root.evaluate("r => getComputedStyle(r).backgroundColor"))
-            above = tuple(int(v) for v in pixels[1].values())  # above the diagonal: weight 0
-            assert np.allclose(above, np.array(background) * 255, atol=1.5)
-            assert now["weights"][0][0][0][0] == 1.0  # query 0 sees only itself
+            corner, above = (np.array(p, dtype=float) for p in pixels)
+            assert np.allclose(above, background, atol=1.5)  # above the diagonal: weight 0
+            assert now["weights"][0][0][0][0] == 1.0  # query 0 sees only itself: the theme's
+            hot = css_rgb(root.evaluate("r => getComputedStyle(r.querySelector('.scrub-repeat'))"
+                                        ".stroke"))  # fmt: skip
+            assert np.allclose(corner, hot, atol=1.5)
 
 
 @pytest.fixture(scope="module")
@@ -141,9 +144,8 @@ def test_text_contrasts_it_fits_and_axe_finds_nothing(site, axe_core, mode, widt
         background = css_rgb(root.evaluate("r => getComputedStyle(r).backgroundColor"))
         if mode == "dark":
             assert luminance(background) < 0.05, "the scrubber takes the dark page's colours"
-        texts = root.evaluate("""r => [...r.querySelectorAll(
-            '.scrub-control > span, .scrub-value, .scrub-sequence, figcaption, .scrub-status,
-             .scrub-legend > span')]
+        texts = root.evaluate("""r => [...r.querySelectorAll(`.scrub-control > span,
+            .scrub-value, .scrub-sequence, figcaption, .scrub-status, .scrub-legend > span`)]
             .map((e) => [e.className || e.tagName, getComputedStyle(e).color])""")
         assert len(texts) == 2 + 1 + 8 + 1 + 3
         for name, colour in texts:
