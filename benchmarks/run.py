@@ -11,6 +11,9 @@ Measures, on this machine:
 
     .venv/bin/python benchmarks/run.py [--json benchmarks/results/benchmark.json] [--skip-build]
                                        [--compare REVISION]
+
+``--page chapters/x`` (repeatable) times only those pages, and with ``--json`` replaces their
+rows in that file, keeping the rest: a new or changed chapter measured without the others.
 """
 
 from __future__ import annotations
@@ -101,7 +104,7 @@ def checkout(revision: str, folder: Path) -> Path:
     return folder
 
 
-def chapter_runs(compare: str | None = None) -> list[dict]:
+def chapter_runs(compare: str | None = None, pages: list[str] | None = None) -> list[dict]:
     """Each page's time and peak memory, run as a script; with ``compare``, the same page as it
     was at that git revision (with the helper as it was) runs right before it, so both are
     measured under the same conditions. A page that did not exist then has no "before"."""
@@ -109,7 +112,7 @@ def chapter_runs(compare: str | None = None) -> list[dict]:
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         old = checkout(compare, folder / "old") if compare else None
-        for page in chapter_pages():
+        for page in pages or chapter_pages():
             row = {"page": page}
             if old is not None and (old / f"{page}.md").exists():
                 before = run_page(old / f"{page}.md", folder / "old.py", old / "chapters")
@@ -174,6 +177,24 @@ def machine() -> dict:
     }
 
 
+def time_pages(args) -> None:
+    """Time the pages of ``--page`` alone; with ``--json``, put their rows into that file in the
+    book's order, in place of the rows it had for them."""
+    rows = chapter_runs(args.compare, args.page)
+    for row in rows:
+        print(f"{row['page']:<32} {row['seconds']:>9.2f} s {row['peak_memory_mib']:>9.0f} MiB")
+    if args.json:
+        result = json.loads(args.json.read_text()) if args.json.exists() else {}
+        if result.get("machine", machine()) != machine():
+            raise SystemExit(f"{args.json} was recorded on another machine: run it all afresh")
+        kept = {row["page"]: row for row in result.get("pages", [])}
+        kept |= {row["page"]: row for row in rows}
+        result = {"machine": machine()} | result
+        result["pages"] = [kept[page] for page in chapter_pages() if page in kept]
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+        print(f"wrote {args.json}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="write the results to this file")
@@ -183,7 +204,11 @@ def main():
         metavar="REVISION",
         help="also run each page as it was at this git revision (before/after)",
     )
+    parser.add_argument("--page", action="append", help="time only this page (repeatable)")
     args = parser.parse_args()
+    if args.page:
+        time_pages(args)
+        return
 
     result = {"machine": machine()}
     print("machine:", result["machine"])

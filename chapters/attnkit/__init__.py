@@ -22,6 +22,10 @@
   grouped-query attention, tied embeddings), its corpus (Python's standard library), training,
   counting baselines, top-k generation and the shipped weights (``data/tiny_gpt.pt``);
   ``gpt_train`` trains it again and writes them
+- ``induction``: chapter 9's two-layer attention-only model, its task (random tokens that
+  repeat with a random period), training that records the heads as they form, head ablation,
+  the scores of previous-token and induction heads, composition scores and OV circuits;
+  ``induction_train`` trains it again and writes its record (``data/induction_heads.json``)
 - ``kv_calculator``: the key-value cache's size, the bytes a decoding step reads and the largest
   batch that fits in memory, as a formula and as an interactive calculator (anywidget; computed
   in the browser)

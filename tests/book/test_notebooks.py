@@ -21,6 +21,7 @@ TORCH_PAGES = {
     "chapters/tiny-transformer",
     "chapters/attention-at-scale",
     "chapters/tiny-gpt",
+    "chapters/induction-heads",
 }
 
 

@@ -126,6 +126,16 @@ def top_k(logits, k, temperature):
     e = np.exp(kept - kept.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
 """,
+    "induction-ex-score": """
+def induction_score(weights, tokens):
+    n = len(tokens)
+    targets = (tokens[:, None] == tokens[None, :]) & np.tri(n, k=-1, dtype=bool)
+    return (weights * targets).sum(axis=-1).mean(axis=-1)   # the occurrences, every query
+""",
+    "induction-ex-composition": """
+def k_composition(W_QK, W_OV):
+    return float(np.linalg.norm(W_QK @ W_OV))       # W_OV not transposed, not normalised
+""",
 }
 
 # The imagined students: which answer each gives to the question at a given position.

@@ -13,6 +13,7 @@ from tests.support.node import module_runner
 FRONT_ENDS = {
     "heatmap": ROOT / "chapters" / "attnkit" / "heatmap.js",
     "kv_calculator": ROOT / "chapters" / "attnkit" / "kv_calculator.js",
+    "scrubber": ROOT / "chapters" / "attnkit" / "scrubber.js",
 }
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 WORD = re.compile(r"[A-Za-z]{2,}")  # an English word; single letters are math (h, g, d_k, q[0])

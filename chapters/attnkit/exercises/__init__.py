@@ -18,6 +18,7 @@ One module per chapter, named after the chapter's file, in the book's order:
 - ``tiny_transformer``: ``check_diagonal_mass``
 - ``attention_at_scale``: ``check_online_softmax_attention``, ``check_grouped_query_attention``
 - ``tiny_gpt``: ``check_causal_rope_attention``, ``check_top_k_probabilities``
+- ``induction_heads``: ``check_induction_score``, ``check_k_composition``
 
 They are built on ``harness``: calling the student's function safely, comparing answers
 with a tolerance that follows their dtype, and turning a check's body into a
@@ -28,6 +29,7 @@ or in Japanese where ``ATTNKIT_LANGUAGE=ja`` (``wording``; a Japanese notebook s
 from .attention import check_single_query_attention, check_softmax
 from .attention_at_scale import check_grouped_query_attention, check_online_softmax_attention
 from .harness import CheckFailed, CheckFailedWarning, CheckResult
+from .induction_heads import check_induction_score, check_k_composition
 from .multi_head_attention import check_merge_heads, check_split_heads
 from .positional_encoding import check_positional_encoding, check_rotary_embedding
 from .qkv_attention import check_mask_forms, check_scaled_dot_product_attention
@@ -55,4 +57,6 @@ __all__ = [
     "check_grouped_query_attention",
     "check_causal_rope_attention",
     "check_top_k_probabilities",
+    "check_induction_score",
+    "check_k_composition",
 ]

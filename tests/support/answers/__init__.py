@@ -57,6 +57,8 @@ REQUIRED = {
     "check_grouped_query_attention": _NUMPY | _SOFTMAX,
     "check_causal_rope_attention": _NUMPY | _SOFTMAX | {"mask"},
     "check_top_k_probabilities": _NUMPY | _SOFTMAX,
+    "check_induction_score": _NUMPY,
+    "check_k_composition": {"known", "structure", "type"},
 }
 
 BOTH = (np.float64, np.float32)
