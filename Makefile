@@ -223,7 +223,7 @@ format: $(VENV)/installed
 	$(BIN)/ruff check --fix .
 
 ## gpt-weights: chapter 8's tiny GPT trained again from its seed
-# Chapter 8's tiny GPT trained again from its seed on one CPU thread (about a minute): writes
+# Chapter 8's tiny GPT trained again from its seed on one CPU thread (under a minute): writes
 # chapters/attnkit/data/tiny_gpt.pt and the record beside it, tiny_gpt.json.
 gpt-weights: $(VENV)/installed
 	$(BIN)/python -m attnkit.gpt_train

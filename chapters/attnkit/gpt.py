@@ -4,7 +4,8 @@
 with :class:`~attnkit.modules.RMSNorm` (chapter 4), causal multi-head self-attention whose
 queries and keys are turned by :class:`~attnkit.relative_position_modules.RotaryPositionEmbedding`
 (chapter 5), with grouped-query attention and a :class:`~attnkit.decoding.KVCache` as options
-(chapter 7), an MLP, and a read-out that shares the embedding's matrix (tied embeddings). The
+(chapter 7), a gated MLP (:class:`SwiGLU`), and a read-out that shares the embedding's matrix
+(tied embeddings). The
 attention is :class:`~attnkit.modules.MultiHeadAttention` with RoPE and fewer key-value heads
 added (:class:`GPTAttention`), so that its weights can be read, head by head.
 
@@ -23,6 +24,7 @@ import hashlib
 import json
 import math
 import sysconfig
+import time
 from contextlib import ExitStack
 from importlib import resources
 from pathlib import Path
@@ -40,6 +42,8 @@ __all__ = [
     "load_corpus",
     "CharVocab",
     "GPTAttention",
+    "swiglu_width",
+    "SwiGLU",
     "GPTBlock",
     "TinyGPT",
     "batches",
@@ -195,12 +199,41 @@ class GPTAttention(MultiHeadAttention):
         )
 
 
-class GPTBlock(nn.Module):
-    """A pre-norm block: ``x + attention(RMSNorm(x))``, then ``x + MLP(RMSNorm(x))``.
+def swiglu_width(d_model: int, multiple: int = 16) -> int:
+    """The inner width of a gated MLP as Llama's reference code chooses it: two thirds of
+    ``4 d_model`` (so that its three matrices hold as many parameters as an ungated MLP's two
+    of width ``4 d_model``), rounded up to a multiple of ``multiple`` (Llama's code: 256).
+    ``swiglu_width(64)`` is 176: ``8 * 64 // 3 = 170``, rounded up to a multiple of 16."""
+    multiple = rules.positive_int(multiple, "multiple")
+    inner = 8 * rules.positive_int(d_model, "d_model") // 3
+    return multiple * ((inner + multiple - 1) // multiple)
 
-    The MLP is ``GELU(x W_1) W_2`` with ``W_1`` ``(d_model, d_ff)`` and ``W_2`` ``(d_ff,
-    d_model)``, no biases (as ``nn.TransformerEncoderLayer(activation="gelu", bias=False)``'s
-    feed-forward block). ``forward(x, cache=None)`` returns ``(x, weights)``.
+
+class SwiGLU(nn.Module):
+    """The gated MLP of Llama, Mistral and Qwen: ``(SiLU(x W_gate) * x W_up) W_down``.
+
+    ``W_gate`` and ``W_up`` ``(d_model, d_ff)``, ``W_down`` ``(d_ff, d_model)``, no biases;
+    ``SiLU(z) = z sigmoid(z)`` and ``*`` is the elementwise product, so the gate's branch
+    scales every inner unit of the other. ``forward(x)`` maps ``(..., d_model)`` to
+    ``(..., d_model)``.
+    """
+
+    def __init__(self, d_model: int, d_ff: int):
+        super().__init__()
+        d_model, d_ff = rules.positive_int(d_model, "d_model"), rules.positive_int(d_ff, "d_ff")
+        self.w_gate = nn.Linear(d_model, d_ff, bias=False)
+        self.w_up = nn.Linear(d_model, d_ff, bias=False)
+        self.w_down = nn.Linear(d_ff, d_model, bias=False)
+
+    def forward(self, x):
+        return self.w_down(nn.functional.silu(self.w_gate(x)) * self.w_up(x))
+
+
+class GPTBlock(nn.Module):
+    """A pre-norm block: ``x + attention(RMSNorm(x))``, then ``x + SwiGLU(RMSNorm(x))``.
+
+    The MLP is :class:`SwiGLU` of inner width ``d_ff``. ``forward(x, cache=None)`` returns
+    ``(x, weights)``.
     """
 
     def __init__(self, d_model: int, h: int, d_ff: int, **attention):
@@ -208,11 +241,7 @@ class GPTBlock(nn.Module):
         self.norm1 = RMSNorm(d_model)
         self.attn = GPTAttention(d_model, h, **attention)
         self.norm2 = RMSNorm(d_model)
-        self.mlp = nn.Sequential(
-            nn.Linear(d_model, rules.positive_int(d_ff, "d_ff"), bias=False),
-            nn.GELU(),
-            nn.Linear(d_ff, d_model, bias=False),
-        )
+        self.mlp = SwiGLU(d_model, d_ff)
 
     def forward(self, x, cache: KVCache | None = None):
         attended, weights = self.attn(self.norm1(x), cache)
@@ -248,7 +277,7 @@ class TinyGPT(nn.Module):
     ):
         super().__init__()
         vocab, d_model = rules.positive_int(vocab, "vocab"), rules.positive_int(d_model, "d_model")
-        d_ff = 4 * d_model if d_ff is None else d_ff
+        d_ff = swiglu_width(d_model) if d_ff is None else d_ff
         self.config = dict(
             vocab=vocab,
             d_model=d_model,
@@ -330,6 +359,7 @@ def train(
     warmup: int = 50,
     seed: int = 0,
     weight_decay: float = 0.01,
+    progress: bool = False,
 ) -> list[float]:
     """Train ``model`` on random windows of the token ids ``ids`` with AdamW; return each
     step's training loss (nats per token).
@@ -337,7 +367,8 @@ def train(
     The learning rate rises linearly over ``warmup`` steps and falls along a cosine to a tenth
     of ``lr`` at the last step; gradients are clipped to norm 1. The windows are drawn from
     ``seed``, and the run uses one thread (restored after): on one machine, the same model
-    from the same seed gives the same losses, step for step.
+    from the same seed gives the same losses, step for step. ``progress=True`` prints the
+    step, the loss and the time left ten times in the run (for a reader who waits on it).
     """
     steps = rules.positive_int(steps, "steps")
     generator = torch.Generator().manual_seed(seed)
@@ -353,9 +384,10 @@ def train(
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     losses = []
+    began, every = time.perf_counter(), max(1, steps // 10)
     model.train()
     try:
-        for _ in range(steps):
+        for step in range(1, steps + 1):
             x, y = batches(ids, batch, context, generator)
             loss = _loss(model, x, y)
             optimiser.zero_grad()
@@ -364,6 +396,10 @@ def train(
             optimiser.step()
             schedule.step()
             losses.append(loss.item())
+            if progress and (step % every == 0 or step == steps):
+                left = (time.perf_counter() - began) / step * (steps - step)
+                print(f"step {step}/{steps}: loss {losses[-1]:.3f} nats per character, "
+                      f"about {left:.0f} s left", flush=True)  # fmt: skip
     finally:
         torch.set_num_threads(threads)
         model.eval()

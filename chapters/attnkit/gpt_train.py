@@ -25,7 +25,7 @@ from .gpt import RECORD, WEIGHTS, CharVocab, TinyGPT, evaluate, load_corpus, tra
 __all__ = ["MODEL", "TRAINING", "run"]
 
 SEED = 0
-MODEL = dict(d_model=64, h=4, layers=2, kv_heads=None, d_ff=256, max_len=128)
+MODEL = dict(d_model=64, h=4, layers=2, kv_heads=None, d_ff=176, max_len=128)
 TRAINING = dict(steps=600, batch=16, context=128, lr=3e-3, warmup=50, weight_decay=0.01)
 
 
@@ -45,16 +45,16 @@ def _revision() -> str:
     return head + ("+changes" if dirty else "")
 
 
-def run(steps: int | None = None, seed: int = SEED) -> tuple[TinyGPT, dict]:
-    """Train the model from ``seed`` (``steps`` overrides the recorded number); return it and
-    its record."""
+def run(steps: int | None = None, seed: int = SEED, progress: bool = False):
+    """Train the model from ``seed`` (``steps`` overrides the recorded number; ``progress``
+    prints how the run goes); return it and its record."""
     settings = TRAINING | ({} if steps is None else {"steps": steps})
     corpus, vocab = load_corpus(), CharVocab()
     train_ids, validation_ids = vocab.encode(corpus["train"]), vocab.encode(corpus["validation"])
     torch.manual_seed(seed)
     model = TinyGPT(len(vocab), **MODEL)
     began, began_cpu = time.perf_counter(), time.process_time()
-    losses = train(model, train_ids, seed=seed, **settings)
+    losses = train(model, train_ids, seed=seed, progress=progress, **settings)
     seconds, cpu_seconds = time.perf_counter() - began, time.process_time() - began_cpu
     record = {
         "seed": seed,
@@ -84,7 +84,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "data")
     parser.add_argument("--steps", type=int, default=None)
     args = parser.parse_args(argv)
-    model, record = run(args.steps)
+    model, record = run(args.steps, progress=True)
     args.out.mkdir(parents=True, exist_ok=True)
     torch.save(model.state_dict(), args.out / WEIGHTS)
     (args.out / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")

@@ -2,6 +2,7 @@
 key-value cache and its calculator, whose front end runs here in Node) and its checks. (The
 calculator in Chromium, on the built page: tests/book/test_kv_calculator.py.)"""
 
+import itertools
 import re
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from attnkit.decoding import KVCache, TinyDecoder, cached_self_attention, greedy
 from attnkit.exercises.attention_at_scale import (
     _allowed_bytes,
     check_grouped_query_attention,
+    check_merge_attention_states,
     check_online_softmax_attention,
 )
 from attnkit.kv_calculator import (
@@ -624,3 +626,35 @@ def test_the_recorded_cost_ships_with_attnkit():
     }
     with pytest.raises(ValueError, match="no recorded benchmark named 'nope'"):
         recorded_benchmark("nope")
+
+
+# --- eq. scale-merge: partial results over blocks of keys, merged ----------------------------
+
+
+def test_blocks_of_keys_merged_by_their_logsumexps_give_attention_over_all_keys():
+    from tests.support.answers.attention_at_scale import merge_reference
+
+    rng = np.random.default_rng(3)
+    Q, K, V = rng.normal(size=(4, 8)), rng.normal(size=(50, 8)), rng.normal(size=(50, 3))
+    cuts = [0, 7, 30, 50]
+    states = [
+        online_softmax_attention(Q, K[a:b], V[a:b], block_size=16)
+        for a, b in itertools.pairwise(cuts)
+    ]
+    left = merge_reference(*merge_reference(*states[0], *states[1]), *states[2])
+    right = merge_reference(*states[0], *merge_reference(*states[1], *states[2]))
+    expected, _ = scaled_dot_product_attention(Q, K, V)
+    scores = Q @ K.T / np.sqrt(8)
+    top = scores.max(axis=1)
+    lse = top + np.log(np.exp(scores - top[:, None]).sum(axis=1))
+    for o, L in (left, right):
+        assert np.allclose(o, expected, rtol=0, atol=1e-12)
+        assert np.allclose(L, lse, rtol=0, atol=1e-12)
+
+
+def test_check_merge_attention_states_takes_the_chapters_solution_and_names_an_average():
+    from tests.support.answers.attention_at_scale import merge_averaged, merge_reference
+
+    assert check_merge_attention_states(merge_reference).passed
+    result = check_merge_attention_states(merge_averaged)
+    assert not result.passed and "You averaged the two outputs" in result.message

@@ -197,6 +197,26 @@ def test_half_layout_is_the_adjacent_one_with_the_columns_reordered(d):
     )
 
 
+@pytest.mark.parametrize("d", [8, 16, 64])  # at d = 4 the order is its own inverse
+def test_eq_pe_rope_half_holds_with_the_permutation_matrix_the_chapter_defines(d):
+    """Chapter 5's P has column j = e_order[j], so that x P = x[order]; chapter 2's
+    np.eye(d)[order] would apply the inverse order from the right."""
+    rng = np.random.default_rng(d + 1)
+    x, positions = rng.normal(size=(5, d)), rng.integers(0, 5000, size=5)
+    order = half_pairing_order(d)
+    P = np.eye(d)[:, order]
+    assert np.array_equal(x @ P, x[:, order])
+    assert np.allclose(
+        apply_rotary(x @ P, positions, pairing="half"), apply_rotary(x, positions) @ P
+    )
+    q, k = apply_rotary(x, positions), apply_rotary(rng.normal(size=(5, d)), positions)
+    assert np.allclose((q @ P) @ (k @ P).T, q @ k.T)
+    assert not np.allclose(
+        apply_rotary(x @ np.eye(d)[order], positions, pairing="half"),
+        apply_rotary(x, positions) @ np.eye(d)[order],
+    )
+
+
 def test_reordered_projections_give_the_same_scores():
     # converting a model from one layout to the other permutes the columns of W_Q and W_K
     rng = np.random.default_rng(6)

@@ -19,6 +19,7 @@ from attnkit.gpt import (
     generate,
     load_corpus,
     load_trained,
+    swiglu_width,
     top_k_probabilities,
     train,
 )
@@ -54,20 +55,35 @@ def test_attention_equals_sdpa_with_is_causal_on_turned_queries_and_keys(kv_head
     assert weights.shape == (2, 4, 9, 9)
 
 
-def test_norms_equal_rms_norm_and_the_mlp_equals_torchs_feed_forward_block():
-    model = small_model()
-    block = model.blocks[0]
+def test_norms_equal_rms_norm():
+    block = small_model().blocks[0]
     with torch.no_grad():
         block.norm1.weight.uniform_(0.5, 1.5)
     x = torch.randn(3, 5, 16, dtype=F64)
     eps = torch.finfo(F64).eps
     assert torch.allclose(block.norm1(x), F.rms_norm(x, (16,), block.norm1.weight, eps), atol=1e-14)
-    theirs = torch.nn.TransformerEncoderLayer(
-        16, 4, 64, dropout=0.0, activation="gelu", bias=False, batch_first=True, dtype=F64
-    )
-    theirs.linear1.weight.data.copy_(block.mlp[0].weight)
-    theirs.linear2.weight.data.copy_(block.mlp[2].weight)
-    assert torch.allclose(block.mlp(x), theirs._ff_block(x), rtol=0, atol=1e-14)
+
+
+def test_the_mlp_is_swiglu_written_out_and_with_torchs_functions():
+    block = small_model().blocks[0]
+    mlp = block.mlp
+    x = torch.randn(3, 5, 16, dtype=F64)
+    gate, up, down = mlp.w_gate.weight.T, mlp.w_up.weight.T, mlp.w_down.weight.T  # (16, 48) ...
+    z = x @ gate
+    written_out = ((z / (1 + torch.exp(-z))) * (x @ up)) @ down  # SiLU(z) = z sigmoid(z)
+    with_torch = F.linear(F.silu(F.linear(x, mlp.w_gate.weight)) * F.linear(x, mlp.w_up.weight),
+                          mlp.w_down.weight)  # fmt: skip
+    assert torch.allclose(mlp(x), written_out, rtol=0, atol=1e-12)
+    assert torch.allclose(mlp(x), with_torch, rtol=0, atol=1e-12)
+    assert mlp.w_gate.weight.shape == (48, 16) and mlp.w_down.weight.shape == (16, 48)
+    assert not any(name.endswith("bias") for name, _ in block.named_parameters())
+
+
+@pytest.mark.parametrize("d, width", [(16, 48), (64, 176), (4096, 11008)])
+def test_the_inner_width_is_llamas_rule(d, width):
+    """8d/3 rounded up to a multiple: Llama 2 7B's 11008 with 256, this book's 176 with 16."""
+    assert swiglu_width(d, 256 if d == 4096 else 16) == width
+    assert small_model().config["d_ff"] == swiglu_width(16) == 48
 
 
 def test_the_read_out_is_the_embedding_matrix():

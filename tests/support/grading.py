@@ -109,6 +109,10 @@ def gqa(Q, K, V):
     K_all, V_all = np.tile(K, (r, 1, 1)), np.tile(V, (r, 1, 1))   # tile, not repeat
     return scaled_dot_product_attention(Q, K_all, V_all)[0]
 """,
+    "scale-ex-merge": """
+def merge_states(o_a, lse_a, o_b, lse_b):
+    return (o_a + o_b) / 2, np.logaddexp(lse_a, lse_b)   # averaged, not weighted
+""",
     "gpt-ex-rope-attention": """
 def rope_attention(Q, K, V):
     d_k = Q.shape[-1]

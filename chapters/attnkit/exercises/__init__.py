@@ -16,7 +16,8 @@ One module per chapter, named after the chapter's file, in the book's order:
 - ``multi_head_attention``: ``check_split_heads``, ``check_merge_heads``
 - ``positional_encoding``: ``check_positional_encoding``, ``check_rotary_embedding``
 - ``tiny_transformer``: ``check_diagonal_mass``
-- ``attention_at_scale``: ``check_online_softmax_attention``, ``check_grouped_query_attention``
+- ``attention_at_scale``: ``check_online_softmax_attention``, ``check_grouped_query_attention``,
+  ``check_merge_attention_states``
 - ``tiny_gpt``: ``check_causal_rope_attention``, ``check_top_k_probabilities``
 - ``induction_heads``: ``check_induction_score``, ``check_k_composition``
 
@@ -27,7 +28,11 @@ or in Japanese where ``ATTNKIT_LANGUAGE=ja`` (``wording``; a Japanese notebook s
 """
 
 from .attention import check_single_query_attention, check_softmax
-from .attention_at_scale import check_grouped_query_attention, check_online_softmax_attention
+from .attention_at_scale import (
+    check_grouped_query_attention,
+    check_merge_attention_states,
+    check_online_softmax_attention,
+)
 from .harness import CheckFailed, CheckFailedWarning, CheckResult
 from .induction_heads import check_induction_score, check_k_composition
 from .multi_head_attention import check_merge_heads, check_split_heads
@@ -55,6 +60,7 @@ __all__ = [
     "check_diagonal_mass",
     "check_online_softmax_attention",
     "check_grouped_query_attention",
+    "check_merge_attention_states",
     "check_causal_rope_attention",
     "check_top_k_probabilities",
     "check_induction_score",

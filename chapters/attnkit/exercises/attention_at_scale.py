@@ -916,3 +916,211 @@ def check_grouped_query_attention(fn):
         "key-value head, from g = h (multi-head) to g = 1 (multi-query), in float32 and "
         "float64, for scores in the thousands too"
     )
+
+
+# --- merging partial results over blocks of keys (Flash-Decoding's last step) ----------------
+
+__all__ += ["check_merge_attention_states"]
+
+
+def _merged64(o_a, lse_a, o_b, lse_b):
+    """Eq. scale-merge in float64, a query that sees no key in either block giving 0 and -inf."""
+    o_a, lse_a, o_b, lse_b = (np.asarray(a, dtype=np.float64) for a in (o_a, lse_a, o_b, lse_b))
+    r = np.maximum(lse_a, lse_b)
+    shift = np.where(np.isfinite(r), r, 0.0)  # a query with no key: nothing to scale
+    total = np.exp(lse_a - shift) + np.exp(lse_b - shift)
+    with np.errstate(divide="ignore"):
+        lse = shift + np.log(total)
+    safe = np.where(total > 0, total, 1.0)
+    w_a, w_b = np.exp(lse_a - shift) / safe, np.exp(lse_b - shift) / safe
+    return w_a[:, None] * o_a + w_b[:, None] * o_b, lse
+
+
+def _block_states(Q, K, V, cut):
+    """Each block's attention output and logsumexp, keys ``[:cut]`` and ``[cut:]``, float64."""
+    states = []
+    for keys in (slice(0, cut), slice(cut, None)):
+        S = Q @ K[keys].T / np.sqrt(Q.shape[1])  # (m, B)
+        r = S.max(axis=1, keepdims=True)
+        e = np.exp(S - r)
+        states += [
+            e @ V[keys] / e.sum(axis=1, keepdims=True),
+            (r + np.log(e.sum(axis=1, keepdims=True)))[:, 0],
+        ]
+    return states
+
+
+def _merge_answer(fn, inputs, where):
+    """The student's ``(o, lse)`` for ``inputs``, as two arrays of the right shapes and dtype."""
+    with np.errstate(all="ignore"):  # overflow shows as inf or NaN, reported by the caller
+        result = call(fn, *inputs)
+    if not (isinstance(result, tuple) and len(result) == 2):
+        raise Failed(_("return a pair (o, lse): the merged output and its logsumexp"))
+    o = as_array(result[0], _("the output o"))
+    lse = as_array(result[1], _("the logsumexp lse"))
+    m, d_v = inputs[0].shape
+    if o.shape != (m, d_v) or lse.shape != (m,):
+        raise Failed(
+            _(
+                "{where} o should have shape (m, d_v) = {o_shape} and lse shape (m,) = "
+                "{lse_shape}; you returned {o_got} and {lse_got}",
+                where=where,
+                o_shape=(m, d_v),
+                lse_shape=(m,),
+                o_got=o.shape,
+                lse_got=lse.shape,
+            )
+        )
+    keeps_dtype(result[0], inputs[0].dtype, _("the output o"))
+    keeps_dtype(result[1], inputs[0].dtype, _("the logsumexp lse"))
+    return o, lse
+
+
+def _compare_merge(fn, inputs, where, advice=""):
+    """Fail unless ``fn`` merges ``inputs`` as eq. scale-merge does."""
+    o, lse = _merge_answer(fn, inputs, where)
+    expected_o, expected_lse = _merged64(*inputs)
+    both = np.isneginf(expected_lse)
+    lse_right = np.all(np.isneginf(lse[both])) and close(lse[~both], expected_lse[~both])
+    if close(o, expected_o) and lse_right:
+        return
+    o_a, lse_a, o_b, lse_b = (a.astype(np.float64) for a in inputs)
+    if not np.all(np.isfinite(o)):
+        rows = np.flatnonzero(~np.all(np.isfinite(o), axis=1)).tolist()
+        raise Failed(
+            _(
+                "{where} the output of queries {rows} holds NaN or inf. Subtract the larger "
+                "of lse_a and lse_b before exp, so that no exponential overflows, and where "
+                "both are -inf (the query saw no key in either block) use a finite shift such "
+                "as 0: exp(-inf - (-inf)) is NaN",
+                where=where,
+                rows=rows,
+            )
+        )
+    if not lse_right:
+        should, returned = shown(expected_lse, lse)
+        hint = ""
+        finite = ~both
+        if not np.all(np.isfinite(lse[finite])):
+            hint = _(
+                " exp(lse_a) or exp(lse_b) overflowed or underflowed: subtract r = "
+                "max(lse_a, lse_b) before exp and add it back after the log"
+            )
+        elif close(lse[finite], np.maximum(lse_a, lse_b)[finite]):
+            hint = _(
+                " That is the larger of the two: lse is log(exp(lse_a) + exp(lse_b)), the "
+                "log of the two blocks' sums added"
+            )
+        elif close(lse[finite], (lse_a + lse_b)[finite]):
+            hint = _(
+                " That is lse_a + lse_b: the logs of two sums do not add; lse is "
+                "log(exp(lse_a) + exp(lse_b))"
+            )
+        raise Failed(
+            _(
+                "{where} lse should be {should}, you returned {returned}.{hint}",
+                where=where,
+                should=should,
+                returned=returned,
+                hint=hint,
+            )
+        )
+    if close(o, (o_a + o_b) / 2):
+        advice = _(
+            "You averaged the two outputs: each block counts in proportion to its share of "
+            "the softmax's sum, exp(lse_a - lse) and exp(lse_b - lse)"
+        )
+    elif close(
+        o, np.exp(lse_b - expected_lse)[:, None] * o_a + np.exp(lse_a - expected_lse)[:, None] * o_b
+    ):
+        advice = _("Each block's output takes its own weight: exp(lse_a - lse) for o_a")
+    i = int(np.argmin(np.all(near(o, expected_o), axis=1)))
+    should, returned = shown(expected_o[i], o[i])
+    raise Failed(
+        _(
+            "{where} query {query} should output {should}, you returned {returned}. {advice}",
+            where=where,
+            query=i,
+            should=should,
+            returned=returned,
+            advice=advice,
+        )
+    )
+
+
+@check(forbids=SOFTMAXES + ATTENTIONS)
+def check_merge_attention_states(fn):
+    """Check ``fn(o_a, lse_a, o_b, lse_b) -> (o, lse)``: two blocks' attention merged.
+
+    ``o_a``, ``o_b`` ``(m, d_v)`` are the outputs of the same ``m`` queries over two blocks of
+    keys, each normalised over its own block, and ``lse_a``, ``lse_b`` ``(m,)`` their
+    logsumexps (``-inf`` for a query that sees no key of that block, whose output row is 0).
+    The answer must be the attention over both blocks and its logsumexp (eq. scale-merge), in
+    the inputs' dtype, finite for logsumexps in the thousands, and ``0`` and ``-inf`` for a
+    query that sees no key in either block. attnkit's attention and softmax functions are off
+    limits.
+    """
+    rng = random()
+    for dtype in dtypes():
+        # a worked case: m = 3 queries, 7 keys cut after key 3
+        coded = np.random.default_rng(7)
+        Q, K, V = coded.normal(size=(3, 4)), coded.normal(size=(7, 4)), coded.normal(size=(7, 2))
+        inputs = tuple(a.astype(dtype) for a in _block_states(Q, K, V, 3))
+        _compare_merge(
+            fn,
+            inputs,
+            _("for {dtype} states of 3 queries over keys 0-2 and 3-6,", dtype=dtype.__name__),
+        )
+
+        for __ in range(3):  # fresh sizes and a fresh cut
+            m, n, d_k, d_v = (int(x) for x in rng.integers(2, 9, size=4))
+            n += 1
+            Q = rng.normal(size=(m, d_k)) * rng.uniform(0.5, 3.0)
+            K, V = rng.normal(size=(n, d_k)), spread((n, d_v), np.float64, decades=2.0)
+            cut = int(rng.integers(1, n))
+            inputs = tuple(a.astype(dtype) for a in _block_states(Q, K, V, cut))
+            where = _(
+                "for random {dtype} states of {m} queries over keys 0-{last_a} and {cut}-{last},",
+                dtype=dtype.__name__,
+                m=m,
+                last_a=cut - 1,
+                cut=cut,
+                last=n - 1,
+            )
+            _compare_merge(fn, inputs, where)
+
+        # logsumexps in the thousands, of either sign: exp(lse) overflows or underflows
+        m, d_v = 4, 3
+        for offset in (1000.0, -1000.0):
+            lse_a = (offset + rng.uniform(-5.0, 5.0, size=m)).astype(dtype)
+            lse_b = (offset + rng.uniform(-5.0, 5.0, size=m)).astype(dtype)
+            o_a, o_b = spread((m, d_v), dtype, decades=1.0), spread((m, d_v), dtype, decades=1.0)
+            where = _(
+                "for {dtype} logsumexps near {offset:+.0f},", dtype=dtype.__name__, offset=offset
+            )
+            _compare_merge(fn, (o_a, lse_a, o_b, lse_b), where)
+
+        # queries that see no key in one block, and one that sees none in either
+        lse_a = rng.normal(size=5).astype(dtype)
+        lse_b = rng.normal(size=5).astype(dtype)
+        lse_a[[1, 4]] = -np.inf
+        lse_b[[3, 4]] = -np.inf
+        o_a, o_b = spread((5, 2), dtype, decades=1.0), spread((5, 2), dtype, decades=1.0)
+        o_a[[1, 4]] = 0.0
+        o_b[[3, 4]] = 0.0
+        where = _(
+            "for {dtype} states where query 1 sees no key in block a, query 3 none in "
+            "block b and query 4 none in either (lse -inf, output row 0),",
+            dtype=dtype.__name__,
+        )
+        _compare_merge(
+            fn,
+            (o_a, lse_a, o_b, lse_b),
+            where,
+            _("A block with lse = -inf has weight exp(-inf) = 0; a query with none gets 0, -inf"),
+        )
+    return _(
+        "correct: two blocks' outputs weighted by their shares of the softmax's sum, and "
+        "their logsumexps combined, in float32 and float64, for logsumexps in the thousands "
+        "and for blocks in which a query sees no key"
+    )

@@ -55,6 +55,7 @@ REQUIRED = {
     "check_diagonal_mass": {"known", "structure", "size", "type", "dtype"},
     "check_online_softmax_attention": _NUMPY | _SOFTMAX | {"mask", "stream"},
     "check_grouped_query_attention": _NUMPY | _SOFTMAX,
+    "check_merge_attention_states": _NUMPY | {"shift"},
     "check_causal_rope_attention": _NUMPY | _SOFTMAX | {"mask"},
     "check_top_k_probabilities": _NUMPY | _SOFTMAX,
     "check_induction_score": _NUMPY,

@@ -590,3 +590,118 @@ GQA = Answers(
 )
 
 ANSWERS = [ONLINE, GQA]
+
+
+# --- check_merge_attention_states -----------------------------------------------------------
+
+from attnkit.exercises.attention_at_scale import check_merge_attention_states  # noqa: E402
+
+
+def merge_reference(o_a, lse_a, o_b, lse_b):
+    """The chapter's solution: eq. scale-merge, shifted by the larger logsumexp."""
+    r = np.maximum(lse_a, lse_b)  # (m,)
+    shift = np.where(np.isfinite(r), r, 0).astype(o_a.dtype)  # no key at all: nothing to scale
+    w_a, w_b = np.exp(lse_a - shift), np.exp(lse_b - shift)  # the blocks' sums, shifted
+    total = w_a + w_b
+    with np.errstate(divide="ignore"):
+        lse = shift + np.log(total)  # -inf where total is 0
+    total = np.where(total > 0, total, 1).astype(o_a.dtype)
+    return (w_a / total)[:, None] * o_a + (w_b / total)[:, None] * o_b, lse
+
+
+def merge_by_logaddexp(o_a, lse_a, o_b, lse_b):
+    """np.logaddexp for the logsumexp, then the weights exp(lse_x - lse)."""
+    lse = np.logaddexp(lse_a, lse_b)
+    safe = np.where(np.isneginf(lse), 0, lse).astype(o_a.dtype)
+    return np.exp(lse_a - safe)[:, None] * o_a + np.exp(lse_b - safe)[:, None] * o_b, lse
+
+
+def merge_unnormalised_sums(o_a, lse_a, o_b, lse_b):
+    """Back to each block's (r, ell, o) with r the block's lse, then eq. scale-online once."""
+    r = np.maximum(lse_a, lse_b)
+    finite = np.isfinite(r)
+    r = np.where(finite, r, 0).astype(o_a.dtype)
+    ell = np.exp(lse_a - r) + np.exp(lse_b - r)  # (m,)
+    o = np.exp(lse_a - r)[:, None] * o_a + np.exp(lse_b - r)[:, None] * o_b
+    out = np.zeros_like(o)
+    np.divide(o, ell[:, None], out=out, where=ell[:, None] > 0)
+    return out, np.where(finite, r + np.log(np.where(finite, ell, 1)), -np.inf).astype(o_a.dtype)
+
+
+def merge_averaged(o_a, lse_a, o_b, lse_b):
+    return (o_a + o_b) / 2, merge_reference(o_a, lse_a, o_b, lse_b)[1]
+
+
+def merge_not_shifted(o_a, lse_a, o_b, lse_b):
+    with np.errstate(all="ignore"):
+        lse = np.log(np.exp(lse_a) + np.exp(lse_b))
+        return np.exp(lse_a - lse)[:, None] * o_a + np.exp(lse_b - lse)[:, None] * o_b, lse
+
+
+def merge_lse_is_max(o_a, lse_a, o_b, lse_b):
+    return merge_reference(o_a, lse_a, o_b, lse_b)[0], np.maximum(lse_a, lse_b)
+
+
+def merge_lse_added(o_a, lse_a, o_b, lse_b):
+    return merge_reference(o_a, lse_a, o_b, lse_b)[0], lse_a + lse_b
+
+
+def merge_weights_swapped(o_a, lse_a, o_b, lse_b):
+    return merge_reference(o_b, lse_a, o_a, lse_b)[0], merge_reference(o_a, lse_a, o_b, lse_b)[1]
+
+
+def merge_shift_minus_inf(o_a, lse_a, o_b, lse_b):
+    """Shifted by the larger logsumexp even where both are -inf: NaN for that query."""
+    with np.errstate(invalid="ignore"):
+        r = np.maximum(lse_a, lse_b)
+        lse = r + np.log(np.exp(lse_a - r) + np.exp(lse_b - r))
+        return np.exp(lse_a - lse)[:, None] * o_a + np.exp(lse_b - lse)[:, None] * o_b, lse
+
+
+def merge_by_softmax(o_a, lse_a, o_b, lse_b):
+    """attnkit's softmax over the two logsumexps gives the weights: the forbidden helper."""
+    w = softmax(np.stack([lse_a, lse_b], axis=1))  # (m, 2)
+    return w[:, :1] * o_a + w[:, 1:] * o_b, np.logaddexp(lse_a, lse_b)
+
+
+def merge_output_only(o_a, lse_a, o_b, lse_b):
+    return merge_reference(o_a, lse_a, o_b, lse_b)[0]
+
+
+MERGE_MISTAKES = {
+    merge_averaged: "You averaged the two outputs",
+    merge_not_shifted: "overflowed or underflowed",
+    merge_lse_is_max: "That is the larger of the two",
+    merge_lse_added: "the logs of two sums do not add",
+    merge_weights_swapped: "Each block's output takes its own weight",
+    merge_shift_minus_inf: "exp(-inf - (-inf)) is NaN",
+    merge_output_only: "return a pair (o, lse)",
+}
+
+MERGE = Answers(
+    check_merge_attention_states,
+    right={
+        "reference": merge_reference,
+        "np.logaddexp": merge_by_logaddexp,
+        "unnormalised sums": merge_unnormalised_sums,
+    },
+    wrong={
+        **{w.__name__: Wrong("known", w, advice) for w, advice in MERGE_MISTAKES.items()},
+        **structure_family(merge_reference, axes=(-1,)),
+        "shifted by the first logsumexp only": Wrong(
+            "shift",
+            lambda o_a, lse_a, o_b, lse_b: (
+                np.exp(lse_a - np.logaddexp(lse_a, lse_b))[:, None] * o_a
+                + np.exp(lse_b - lse_a)[:, None]
+                * np.exp(lse_a - np.logaddexp(lse_a, lse_b))[:, None]
+                * o_b,
+                lse_a + np.log1p(np.exp(lse_b - lse_a)),
+            ),
+        ),
+        "attnkit's softmax": Wrong("forbidden", merge_by_softmax, "attnkit.core.softmax"),
+        **type_family(merge_reference),
+        **dtype_family(merge_reference),
+    },
+)
+
+ANSWERS.append(MERGE)
