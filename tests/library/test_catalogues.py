@@ -18,8 +18,9 @@ from tests.support.book import ROOT, toc_files
 
 LOCALE = ROOT / "locales" / "ja" / "LC_MESSAGES"
 # the words of the book's own templates (_templates/), which Sphinx keeps in sphinx.po, and the
-# theme's words that its own catalogue lacks (booktheme.po, _ext/launch_buttons.py)
-CATALOGUES = [*toc_files(), "sphinx", "booktheme"]
+# theme's words that its own catalogue lacks (booktheme.po, _ext/launch_buttons.py), and
+# sphinx-exercise's words as the book says them (exercise.po, _ext/exercise_labels.py)
+CATALOGUES = [*toc_files(), "sphinx", "booktheme", "exercise"]
 
 # The markup a translation must keep as the English has it. Math and roles are taken out of the
 # text before the code spans are looked for: both hold backticks.
