@@ -66,7 +66,8 @@ def variants_in(text: str, table: list[Term]) -> list[tuple[str, Term]]:
     ]
 
 
-def quotes_japanese(english: str) -> bool:
-    """Whether an English message of the glossary quotes a Japanese form: its cells of the
-    articles' terms and of the forms not written, which name the variants on purpose."""
-    return bool(JAPANESE.search(english))
+def quotes_forms(english: str, japanese: str) -> bool:
+    """Whether a message of the glossary quotes Japanese forms on purpose: a cell of the
+    articles' terms (kept as written, or with the book's own term after "book:") or of the
+    forms not written."""
+    return bool(JAPANESE.search(english)) and (japanese == english or "(book: " in english)
