@@ -86,10 +86,19 @@ def role_key(role: str) -> str:
     return f"{name}`{content}`"
 
 
+# words in a formula, such as \text{(each row)}, which a translation puts in its own language
+MATH_WORDS = re.compile(
+    r"\\text\{(?:[^{}]*[ (][^{}]*|[^{}]*[^\x00-\x7f][^{}]*|for|otherwise|logits|causal|cache)\}"
+)
+MATH_KINDS = ("display math", "math")
+
+
 def markup(text: str) -> dict[str, Counter]:
     found = {}
     for kind, pattern in MARKUP.items():
         items = pattern.findall(text)
+        if kind in MATH_KINDS:
+            items = [MATH_WORDS.sub(r"\\text{…}", item) for item in items]
         found[kind] = (
             Counter(role_key(item) for item in items) if kind == "role" else Counter(items)
         )
@@ -130,6 +139,8 @@ def test_markup_check_catches_what_it_should():
     assert markup(english) != markup("{ref}`前の章 <attention>` の $a_{ji}$ を `softmax` で [^n]")
     assert markup(english) != markup("{ref}`前の章 <tiny-gpt>` の $a_{ij}$ を `softmax` で [^n]")
     assert markup(english) != markup("{ref}`前の章 <attention>` の $a_{ij}$ を softmax で [^n]")
+    assert markup("$A \\ \\text{(each row)}$") == markup("$A \\ \\text{（各行）}$")
+    assert markup("$d_\\text{model}$") != markup("$d_\\text{モデル}$")
     assert stranded_emphasis("これは**「注意」**です")
     assert not stranded_emphasis("これは「**注意**」です")
     assert not stranded_emphasis("**注意機構**（attention mechanism）")
