@@ -3,6 +3,7 @@ Japanese, the same numbers, the same sections, a switch between the two on every
 Japanese page read in Chromium. (Its catalogues: tests/library/test_catalogues.py.)"""
 
 import re
+from html import unescape
 
 import nbformat
 import pytest
@@ -10,6 +11,7 @@ from myst_parser.config.main import MdParserConfig
 
 from tests.support.book import SITE_URL, chapter_files, load_extension, page, toc_files
 from tests.support.browser import PageLog, wait_for_widgets
+from tests.support.english_prose import bibliography_names, english_in, english_prose
 from tests.support.markup import read
 
 JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
@@ -266,3 +268,27 @@ def test_exercises_are_labelled_as_a_japanese_textbook_labels_them(editions, nam
     assert "練習" not in japanese
     assert all(re.fullmatch(r"Exercise \d+\.\d+ ", number) for number in in_english)
     assert not re.search(r"[Ee]xercise <a [^>]*><span class=\"std std-numref\">Exercise", english)
+
+
+# proper names the Japanese pages write in English, beside the bibliography's own
+PROPER_NAMES = ("Native Sparse Attention", "Scaled Dot-Product Attention")
+CITATION_TOOLTIP = re.compile(
+    r'<a [^>]*href="(?:\.\./)*references\.html#[^"]*"[^>]*title="([^"]*)"'
+)
+
+
+@pytest.fixture(scope="module")
+def names():
+    return bibliography_names("ja") + PROPER_NAMES
+
+
+@pytest.mark.parametrize("name", toc_files())
+def test_no_english_prose_on_a_japanese_page(editions, names, name):
+    """Nothing in English but code, formulas, program output, examples, English terms given
+    beside their Japanese and proper names: not a bibliography's note, in the list or in a
+    citation's tooltip, nor a glossary's "(book: …)" (tests/support/english_prose.py)."""
+    html = page(editions[1], name)
+    found = english_prose(html, names)
+    tooltips = [unescape(title) for title in CITATION_TOOLTIP.findall(html)]
+    found += [run for title in tooltips for run in english_in(title, names)]
+    assert found == [], f"{name}: {found[:8]}"
