@@ -70,4 +70,5 @@ def quotes_forms(english: str, japanese: str) -> bool:
     """Whether a message of the glossary quotes Japanese forms on purpose: a cell of the
     articles' terms (kept as written, or with the book's own term after "book:") or of the
     forms not written."""
-    return bool(JAPANESE.search(english)) and (japanese == english or "(book: " in english)
+    as_written = japanese in (english, english.replace(", ", "、"))  # a list in Japanese commas
+    return bool(JAPANESE.search(english)) and (as_written or "(book: " in english)
