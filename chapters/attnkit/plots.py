@@ -1,7 +1,10 @@
 """Matplotlib figures of attention weights, and the book's one figure style.
 
 Importing this module sets the style (``use_book_style``): every figure the chapters draw, on
-the web page or in a downloaded notebook, is drawn for the book's content column.
+the web page or in a downloaded notebook, is drawn for the book's content column. The helpers'
+words (axis labels, colour bars) are in the reader's language: ``language`` ("en" or "ja"),
+else the language the exercise checks answer in (``ATTNKIT_LANGUAGE``, which the Japanese
+notebooks set), with a Japanese font first for Japanese figures.
 """
 
 from __future__ import annotations
@@ -29,6 +32,17 @@ __all__ = [
 ]
 
 CMAP = "viridis"
+
+# The helpers' words, in each language the book is written in
+WORDS = {
+    "en": {"key": "key (attended to)", "query": "query (attending)", "weight": "attention weight"},
+    "ja": {
+        "key": "キー（注意を向けられる側）",
+        "query": "クエリ（注意を向ける側）",
+        "weight": "注目度",
+    },
+}
+JAPANESE_FONT = "IPAexGothic"  # shipped with japanize-matplotlib (see _use_japanese_fallback_font)
 
 # The content column of a chapter page is 688 CSS px wide on a 1280 px screen. A figure drawn at
 # 96 dpi, CSS's pixels per inch, shows at its drawn size: 1 point of text is 4/3 CSS px.
@@ -66,6 +80,22 @@ def _use_japanese_fallback_font():
     if font.exists():
         font_manager.fontManager.addfont(str(font))
         plt.rcParams["font.family"] = ["DejaVu Sans", "IPAexGothic"]
+
+
+def figure_language(language: str | None = None) -> str:
+    """``language`` if given, else the language of the exercise checks' messages."""
+    if language is None:
+        from attnkit.exercises.wording import language as checks_language
+
+        language = checks_language()
+    if language not in WORDS:
+        raise ValueError(f"no figure words in language {language!r}; choose one of {list(WORDS)}")
+    return language
+
+
+def _font(language: str) -> dict:
+    """Text properties for ``language``: a Japanese font before the Latin one in Japanese."""
+    return {"fontfamily": [JAPANESE_FONT, "DejaVu Sans"]} if language == "ja" else {}
 
 
 def retina_png(fig):
@@ -135,14 +165,24 @@ def _labels_too_wide(ax, labels):
 
 
 def attention_heatmap(
-    weights, query_labels, key_labels, *, ax=None, title=None, annotate=True, colorbar=True
+    weights,
+    query_labels,
+    key_labels,
+    *,
+    ax=None,
+    title=None,
+    annotate=True,
+    colorbar=True,
+    language=None,
 ):
     """Draw attention weights: query tokens on rows, key tokens on columns.
 
     ``weights`` is ``(m, n)`` (or ``(n,)`` for a single query, drawn as one
     row). The colour scale is fixed to [0, 1] so that heatmaps side by side
-    compare. Pass ``ax`` to draw into a cell of a figure grid. Returns the axes.
+    compare. Pass ``ax`` to draw into a cell of a figure grid. The axes are
+    labelled in ``language`` (see the module's docstring). Returns the axes.
     """
+    words = WORDS[language := figure_language(language)]
     w, query_labels, key_labels = _weights_and_labels(weights, query_labels, key_labels)
     if ax is None:
         width = min(COLUMN_INCHES, 0.8 * len(key_labels) + 2.6)
@@ -153,8 +193,8 @@ def attention_heatmap(
         ax.tick_params(axis="x", labelrotation=45)
         plt.setp(ax.get_xticklabels(), ha="left", rotation_mode="anchor")
     ax.set_yticks(range(len(query_labels)), query_labels)
-    ax.set_xlabel("key (attended to)")
-    ax.set_ylabel("query (attending)")
+    ax.set_xlabel(words["key"], **_font(language))
+    ax.set_ylabel(words["query"], **_font(language))
     ax.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
     ax.xaxis.set_label_position("top")
     if annotate:
@@ -211,11 +251,14 @@ def alignment_diagram(weights, query_labels, key_labels, *, ax=None, title=None)
     return ax
 
 
-def finish_heatmap_grid(axes, label="attention weight"):
+def finish_heatmap_grid(axes, label=None, language=None):
     """Finish a grid of heatmaps drawn with ``colorbar=False``: one colour bar for all (they
     share attention_heatmap's fixed scale, [0, 1]), below them so that the cells keep the
-    column's width, and the axis labels once, over the top row
+    column's width, labelled ``label`` (the attention weight, in ``language``, by default),
+    and the axis labels once, over the top row
     and beside the left column, to leave the cells room. Returns the colour bar."""
+    language = figure_language(language)
+    label = WORDS[language]["weight"] if label is None else label
     axes = list(np.ravel(axes))
     for ax in axes:
         place = ax.get_subplotspec()
@@ -224,6 +267,6 @@ def finish_heatmap_grid(axes, label="attention weight"):
         if place.colspan.start > 0:
             ax.set_ylabel("")
     scale = ScalarMappable(Normalize(0.0, 1.0), CMAP)
-    return axes[0].figure.colorbar(
-        scale, ax=axes, label=label, location="bottom", fraction=0.04, aspect=50
-    )
+    bar = axes[0].figure.colorbar(scale, ax=axes, location="bottom", fraction=0.04, aspect=50)
+    bar.set_label(label, **_font(language))
+    return bar

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.build
 
 EDITIONS = ["", "ja/"]
 # what a solution's title starts with: the exercise it answers, by its number
-SOLUTION_TITLE = {"": r"Solution to Exercise \d+\.\d+", "ja/": r"解答 練習 \d+\.\d+"}
+SOLUTION_TITLE = {"": r"Solution to Exercise \d+\.\d+", "ja/": r"演習 \d+\.\d+ の解答$"}
 JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 # classes of sphinx-togglebutton's own style sheet (togglebutton.css)
 TOGGLEBUTTON_CLASSES = ["toggle-button", "tb-icon", "toggle-details"]

@@ -3,6 +3,7 @@ Japanese, the same numbers, the same sections, a switch between the two on every
 Japanese page read in Chromium. (Its catalogues: tests/library/test_catalogues.py.)"""
 
 import re
+from html import unescape
 
 import nbformat
 import pytest
@@ -11,6 +12,7 @@ from myst_parser.config.main import MdParserConfig
 from booktools import translated_markdown as MARKDOWN
 from tests.support.book import SITE_URL, chapter_files, page, toc_files
 from tests.support.browser import PageLog, wait_for_widgets
+from tests.support.english_prose import bibliography_names, english_in, english_prose
 from tests.support.markup import read
 
 JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
@@ -240,3 +242,53 @@ def test_a_japanese_page_reads_and_switches_in_chromium(site):
     assert page_.locator("html").get_attribute("lang") == "en"
     assert log.problems() == {}
     page_.close()
+
+
+EXERCISE_TITLE = re.compile(r'<span class="caption-number">([^<]*)</span>([^<]*)</p>')
+SUMMARY = re.compile(r'<summary class="admonition-title">([^<]*)')
+REFERENCE = re.compile(r'<span class="std std-numref">([^<]*)</span>')
+
+
+@pytest.mark.parametrize("name", chapter_files())
+def test_exercises_are_labelled_as_a_japanese_textbook_labels_them(editions, name):
+    """「演習 1.1（形状）」 on an exercise, 「演習 1.1 の解答」 on its solution, 「演習 1.1」 where
+    the text refers to it (_ext/exercise_labels.py), and never sphinx-exercise's 練習; the
+    English keeps "Exercise 1.1 (Shapes)" and "Solution to Exercise 1.1 (Shapes)"."""
+    english, japanese = (page(edition, name) for edition in editions)
+    titles = EXERCISE_TITLE.findall(japanese)  # the exercises', and the definitions' and others'
+    exercises = [number for number, _ in titles if number.startswith("演習")]
+    in_english = [n for n, _ in EXERCISE_TITLE.findall(english) if n.startswith("Exercise")]
+    assert exercises and len(exercises) == len(in_english)
+    assert all(re.fullmatch(r"演習 \d+\.\d+", number) for number in exercises), exercises
+    for _, title in titles:
+        assert not title or re.fullmatch(r"（[^()（）]*(?:（[^）]*）[^()（）]*)*）", title), title
+    solutions = [s for s in SUMMARY.findall(japanese) if s.startswith("演習")]
+    assert solutions and all(re.fullmatch(r"演習 \d+\.\d+ の解答", s) for s in solutions), solutions
+    assert all(re.fullmatch(r"演習 \d+\.\d+", r) for r in REFERENCE.findall(japanese))
+    assert "練習" not in japanese
+    assert all(re.fullmatch(r"Exercise \d+\.\d+ ", number) for number in in_english)
+    assert not re.search(r"[Ee]xercise <a [^>]*><span class=\"std std-numref\">Exercise", english)
+
+
+# proper names the Japanese pages write in English, beside the bibliography's own
+PROPER_NAMES = ("Native Sparse Attention", "Scaled Dot-Product Attention")
+CITATION_TOOLTIP = re.compile(
+    r'<a [^>]*href="(?:\.\./)*references\.html#[^"]*"[^>]*title="([^"]*)"'
+)
+
+
+@pytest.fixture(scope="module")
+def names():
+    return bibliography_names("ja") + PROPER_NAMES
+
+
+@pytest.mark.parametrize("name", toc_files())
+def test_no_english_prose_on_a_japanese_page(editions, names, name):
+    """Nothing in English but code, formulas, program output, examples, English terms given
+    beside their Japanese and proper names: not a bibliography's note, in the list or in a
+    citation's tooltip, nor a glossary's "(book: …)" (tests/support/english_prose.py)."""
+    html = page(editions[1], name)
+    found = english_prose(html, names)
+    tooltips = [unescape(title) for title in CITATION_TOOLTIP.findall(html)]
+    found += [run for title in tooltips for run in english_in(title, names)]
+    assert found == [], f"{name}: {found[:8]}"

@@ -1,5 +1,7 @@
 """Tests of attnkit.plots: what the figures show, not how they look."""
 
+import re
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -8,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
+from attnkit.exercises.wording import LANGUAGE_VARIABLE
 from attnkit.plots import (
     COLUMN_PX,
     MIN_FONT_PT,
@@ -154,3 +157,57 @@ def test_in_jupyter_figures_are_shown_with_twice_the_pixels_at_their_drawn_size(
         assert image.mode == "P"  # 256 colours: light pages
     finally:
         InteractiveShell.clear_instance()
+
+
+ENGLISH_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def words_drawn(fig) -> set[str]:
+    """The English-looking words of every text the figure draws (its own text artists)."""
+    return {word for t in texts_drawn(fig) for word in ENGLISH_WORD.findall(t.get_text())}
+
+
+def japanese_grid(**language):
+    fig, axes = plt.subplots(1, 2)
+    for ax in axes:
+        attention_heatmap(
+            WEIGHTS, ["私は", "愛して"], ["I", "love", "you"], ax=ax, colorbar=False, **language
+        )
+    finish_heatmap_grid(axes, **language)
+    return fig
+
+
+def test_a_japanese_figure_has_no_english_label_and_a_japanese_font():
+    fig = japanese_grid(language="ja")
+    assert words_drawn(fig) == {"love", "you"}  # the tokens, which are data; no label
+    labels = [t for t in texts_drawn(fig) if "注" in t.get_text()]
+    assert {t.get_text() for t in labels} == {
+        "キー（注意を向けられる側）",
+        "クエリ（注意を向ける側）",
+        "注目度",
+    }
+    assert all(t.get_fontname() == "IPAexGothic" for t in labels)
+
+
+def test_the_language_of_the_figures_is_the_checks_language(monkeypatch):
+    monkeypatch.setenv(LANGUAGE_VARIABLE, "ja")
+    assert "attention" not in words_drawn(japanese_grid())
+    monkeypatch.setenv(LANGUAGE_VARIABLE, "en")
+    assert {"key", "attended", "query", "attending", "attention", "weight"} <= words_drawn(
+        japanese_grid()
+    )
+
+
+def test_the_english_figure_is_unchanged():
+    fig = japanese_grid(language="en")
+    assert {t.get_text() for t in texts_drawn(fig)} >= {
+        "key (attended to)",
+        "query (attending)",
+        "attention weight",
+    }
+    assert all(t.get_fontname() == "DejaVu Sans" for t in texts_drawn(fig) if "att" in t.get_text())
+
+
+def test_a_language_without_words_is_refused():
+    with pytest.raises(ValueError, match="no figure words in language 'fr'"):
+        attention_heatmap(WEIGHTS, ["q1", "q2"], ["k1", "k2", "k3"], language="fr")

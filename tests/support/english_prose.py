@@ -1,0 +1,114 @@
+"""English prose left on a page of the Japanese edition: what is neither code, a formula,
+program output, an example in italics, an English term given beside its Japanese one, nor a
+proper name (tests/book/test_japanese_edition.py; the scanner itself:
+tests/library/test_english_prose.py)."""
+
+from __future__ import annotations
+
+import re
+
+from pybtex.database import parse_file
+from pybtex.richtext import Text
+
+from tests.support.book import ROOT, load_extension
+from tests.support.markup import read
+
+# elements whose text is not prose: code, formulas, program output, scripts, and examples,
+# set apart (I love you → 私は あなたを 愛して いる) or in italics (*cats chase mice*)
+NOT_PROSE_TAGS = {"pre", "code", "kbd", "samp", "math", "script", "style", "em", "svg"}
+NOT_PROSE_TAGS |= {"blockquote"}
+NOT_PROSE_CLASSES = {"cell_output", "output", "math", "highlight", "caption-number"}
+BLOCKS = {"p", "li", "td", "th", "h1", "h2", "h3", "h4", "dt", "dd", "summary", "figcaption"}
+# three English words in a row (a hyphenated word is one), or an English label before
+# Japanese, "(book: 交差注意)"
+RUN = re.compile(r"[A-Za-z][\w'’-]*(?:[ ,;]+[A-Za-z][\w'’-]*){2,}")
+LABEL = re.compile(r"\b[A-Za-z]+: ?(?=[\u3040-\u30ff\u4e00-\u9fff])")
+# an English term beside its Japanese one: **注意機構**（attention mechanism）, or with the
+# article's form after it, （multi-head attention。記事001の表記では…）
+GLOSS = re.compile(r"（[\"“]?[A-Za-z][^（）\u3040-\u30ff\u4e00-\u9fff]*?(?=[）、。])")
+# an English example quoted in Japanese: 「dog bites man」
+EXAMPLE = re.compile(r"「[^「」\u3040-\u30ff\u4e00-\u9fff]*」")
+TABLE = re.compile(r"<table\b.*?</table>", re.S)
+ROW = re.compile(r"<tr\b.*?</tr>", re.S)
+CELL = re.compile(r"<t[hd]\b.*?</t[hd]>", re.S)
+ENGLISH_HEADER = "英語"  # a glossary's column of English terms
+
+
+def without_english_columns(html: str) -> str:
+    """``html`` without the cells of each table column headed 英語 (English terms, on purpose)."""
+
+    def table(found):
+        rows = ROW.findall(found[0])
+        if not rows:
+            return found[0]
+        header = [re.sub(r"<[^>]+>", "", cell).strip() for cell in CELL.findall(rows[0])]
+        if ENGLISH_HEADER not in header:
+            return found[0]
+        column = header.index(ENGLISH_HEADER)
+        text = found[0]
+        for row in rows:
+            cells = CELL.findall(row)
+            if len(cells) > column:
+                text = text.replace(row, row.replace(cells[column], "", 1), 1)
+        return text
+
+    return TABLE.sub(table, html)
+
+
+def blocks(html: str) -> list[str]:
+    """The prose of each paragraph, item, cell, heading and caption of the page's article (or
+    of the whole page, if it has none), with code, formulas and output left out."""
+    has_article = "bd-article" in html
+    found: dict[int, str] = {}
+    for text, enclosing in read(without_english_columns(html)).texts:
+        if has_article and not any(element.has_class("bd-article") for element in enclosing):
+            continue
+        if any(
+            element.tag in NOT_PROSE_TAGS
+            or any(element.has_class(name) for name in NOT_PROSE_CLASSES)
+            for element in enclosing
+        ):
+            continue
+        block = [element for element in enclosing if element.tag in BLOCKS]
+        key = id(block[-1]) if block else id(text)
+        found[key] = found.get(key, "") + text
+    return list(found.values())
+
+
+def english_in(text: str, names: tuple[str, ...] = ()) -> list[str]:
+    """The English prose of one block of text: its runs of English words and its English
+    labels, once the proper ``names`` and the glosses are out."""
+    for name in sorted(names, key=len, reverse=True):
+        text = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", " ", text)
+    text = EXAMPLE.sub("「」", GLOSS.sub("（", text))
+    return [run.group().strip() for run in RUN.finditer(text)] + [
+        label.group() for label in LABEL.finditer(text)
+    ]
+
+
+def english_prose(html: str, names: tuple[str, ...] = ()) -> list[str]:
+    return [found for block in blocks(html) for found in english_in(block, names)]
+
+
+WORKS = ("title", "booktitle", "journal", "publisher", "howpublished", "series", "institution")
+
+
+def bibliography_names(language: str) -> tuple[str, ...]:
+    """The proper names of the bibliography as the edition in ``language`` prints it: its
+    people's names, the works' titles and where they appeared (_ext/bibliography_language.py)."""
+    translate = load_extension("bibliography_language").translated_entry
+    names = set()
+    for entry in parse_file(str(ROOT / "references.bib"), "bibtex").entries.values():
+        translate(entry, language)
+        names |= {entry.fields[field] for field in WORKS if field in entry.fields}
+        for person in (person for people in entry.persons.values() for person in people):
+            names |= {*person.first_names, *person.middle_names, *person.prelast_names}
+            names |= set(person.last_names)
+    # LaTeX ({\\L}ukasz) as printed; the rest only loses its braces (from_latex takes 20 ms)
+    return tuple(
+        Text.from_latex(name).render_as("text")
+        if "\\" in name or "--" in name
+        else re.sub(r"[{}]", "", name)
+        for name in names
+        if name
+    )
