@@ -245,3 +245,17 @@ def test_axes_of_no_known_name_are_split_and_merged_without_a_flag():
     reshapes = [step.output for step in found.steps if step.kind == "reshape"]
     assert [a.size for a in reshapes[0]] == [1, 16, 4, 6]
     assert not any(axis.mixed for axes in reshapes for axis in axes)
+
+
+def test_the_drawing_speaks_the_checks_language(monkeypatch):
+    wrong = trace(heads_answers.split_mixing_tokens, *SPLIT[0], expect=SPLIT[1])
+    english = wrong._repr_html_()
+    assert (
+        'lang="en"' in english and "Table of the 1 steps" in english and "mixes T and H" in english
+    )
+    monkeypatch.setenv("ATTNKIT_LANGUAGE", "ja")
+    japanese = wrong._repr_html_()
+    assert (
+        'lang="ja"' in japanese and "1 手順の表（指摘 2 件）" in japanese and "T と H" in japanese
+    )
+    assert japanese.count('data-flagged="true"') == english.count('data-flagged="true"') == 1

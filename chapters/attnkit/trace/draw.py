@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from html import escape
 
+from ..exercises.wording import language
 from .axes import Axis
 
 # JupyterLab's theme colours, else light ones: the book's theme sets every HTML output on a light
@@ -31,6 +32,19 @@ ORDER = ("B", "H", "T", "d_k", "S", "d_v", "n", "m", "d")
 CODE = "color:inherit;background:none;padding:0;border:0;font-size:95%"
 UNIT_EM = 0.22  # a block's width per unit of size
 WIDEST_EM = 7.0
+
+
+# the drawing's own words, in the checks' language (the flags' advice follows it too)
+WORDS = {
+    "en": {
+        "heads": ("Step", "Operation", "Axes in", "Axes out", "Line", "Flag"),
+        "summary": "Table of the {steps} steps of {name} ({flagged} flagged)",
+    },
+    "ja": {
+        "heads": ("手順", "演算", "入力の軸", "出力の軸", "行", "指摘"),
+        "summary": "{name} の {steps} 手順の表（指摘 {flagged} 件）",
+    },
+}
 
 
 def colour(name: str) -> str:
@@ -95,7 +109,8 @@ def blocks(axes: tuple) -> str:
 
 
 def html(trace) -> str:
-    rows = trace.rows()
+    code = language()
+    rows = trace.rows(code)
     drawn = []
     for step, row in zip(trace.steps, rows):
         flagged = bool(step.flags)
@@ -119,20 +134,20 @@ def html(trace) -> str:
             f"{escape(row['where'])} <code style='{CODE}'>{escape(row['code'])}</code></div>{advice}</div>"
         )
     return (
-        f'<div class="attn-trace" style="color:{TEXT};font:13px/1.4 system-ui,-apple-system,'
+        f'<div class="attn-trace" lang="{code}" style="color:{TEXT};font:13px/1.4 system-ui,-apple-system,'
         f"&quot;Segoe UI&quot;,&quot;Noto Sans&quot;,&quot;Noto Sans CJK JP&quot;,sans-serif;"
         f'max-width:100%;margin:0.5em 0">'
         f'<div aria-hidden="true" class="attn-trace-drawing">{"".join(drawn)}</div>'
-        f"{table(trace, rows)}</div>"
+        f"{table(trace, rows, WORDS[code])}</div>"
     )
 
 
-def table(trace, rows: list) -> str:
+def table(trace, rows: list, words: dict) -> str:
     """The same facts as the drawing, as a table (in a closed ``details``, for screen readers
     and anyone who prefers text)."""
     head = "".join(
         f'<th scope="col" style="text-align:left;padding:2px 6px">{escape(h)}</th>'
-        for h in ("Step", "Operation", "Axes in", "Axes out", "Line", "Flag")
+        for h in words["heads"]
     )
     cell = 'style="padding:2px 6px;border-top:1px solid ' + BORDER + ';vertical-align:top"'
     body = "".join(
@@ -145,7 +160,7 @@ def table(trace, rows: list) -> str:
         for row in rows
     )
     flagged = len(trace.flags)
-    summary = f"Table of the {len(rows)} steps of {trace.name} ({flagged} flagged)"
+    summary = words["summary"].format(steps=len(rows), name=trace.name, flagged=flagged)
     return (
         f'<details style="margin-top:4px"><summary style="cursor:pointer;min-height:24px">'
         f"{escape(summary)}</summary>"

@@ -49,7 +49,8 @@ class Trace:
                 f"{mark}{row['step']:>3}  {row['where']:<18} {row['kind']:<13} "
                 f"{' , '.join(row['inputs'])} -> {row['output']}"
             )
-            lines.append(f"      {row['code']}")
+            if row["code"]:  # the line's text, where Python can read it again
+                lines.append(f"      {row['code']}")
             lines += [f"      ^ {advice}" for advice in row["flags"]]
         flags_elsewhere = [f for f in self.flags if not f.step]
         lines += [f"    ^ {flag.advice(language)}" for flag in flags_elsewhere]
