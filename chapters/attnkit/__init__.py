@@ -26,6 +26,8 @@
   repeat with a random period), training that records the heads as they form, head ablation,
   the scores of previous-token and induction heads, composition scores and OV circuits;
   ``induction_train`` trains it again and writes its record (``data/induction_heads.json``)
+- ``scrubber``: a slider over a recorded training run, every head's attention at each step
+  beside the loss curves (anywidget; drawn in the browser)
 - ``kv_calculator``: the key-value cache's size, the bytes a decoding step reads and the largest
   batch that fits in memory, as a formula and as an interactive calculator (anywidget; computed
   in the browser)

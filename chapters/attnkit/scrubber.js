@@ -152,7 +152,9 @@ function curves(model, words) {
   for (const v of [0, top]) label(String(v), { x: LEFT - 4, y: y(v) + 4, "text-anchor": "end" });
   label(words.axisLoss, { x: LEFT - 4, y: y(top / 2) + 4, "text-anchor": "end" });
   const last = steps[steps.length - 1];
-  for (const s of [0, last]) label(String(s), { x: x(s), y: HEIGHT - 10, "text-anchor": "middle" });
+  // the first and last steps' numbers inside the chart, flush with the axis' ends
+  label("0", { x: x(0), y: HEIGHT - 10, "text-anchor": "start" });
+  label(String(last), { x: x(last), y: HEIGHT - 10, "text-anchor": "end" });
   label(words.axisStep, { x: x(last / 2), y: HEIGHT - 10, "text-anchor": "middle" });
   const marker = svg("line", { y1: TOP, y2: HEIGHT - BOTTOM, class: "scrub-marker" });
   chart.append(marker);
