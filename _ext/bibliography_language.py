@@ -3,8 +3,8 @@ language's suffix (``note_ja``, ``author_ja``) stands in the edition in that lan
 field of that name, so that a Japanese page cites 「佐藤拓真」 and 「本書の元記事000」 where the
 English one cites "佐藤拓真 (Takuma Sato)" and "Article 000 of the book's sources; in Japanese".
 An empty one removes the field there. The edition reads a copy of each bibliography file with
-these in place, written beside its doctrees; the English edition reads the file itself, whose
-suffixed fields no style prints.
+these in place, written in ``_build/bibliography``; the English edition reads the file itself,
+whose suffixed fields no style prints.
 """
 
 from __future__ import annotations
@@ -67,7 +67,9 @@ def bibliography_in_language(app, config) -> None:
     language = config.language
     if language in (None, "en"):
         return
-    folder = Path(app.doctreedir) / "bibliography"
+    # one place for every build of the edition (the student edition starts from the book's
+    # read pages, which name the file they were read with)
+    folder = Path(app.srcdir) / "_build" / "bibliography"
     folder.mkdir(parents=True, exist_ok=True)
     files = []
     for name in config.bibtex_bibfiles:
