@@ -10,7 +10,9 @@ import re
 from pybtex.database import parse_file
 from pybtex.richtext import Text
 
-from tests.support.book import ROOT, load_extension
+from bibliography_language import translated_entry
+
+from tests.support.book import ROOT
 from tests.support.markup import read
 
 # elements whose text is not prose: code, formulas, program output, scripts, and examples,
@@ -96,10 +98,9 @@ WORKS = ("title", "booktitle", "journal", "publisher", "howpublished", "series",
 def bibliography_names(language: str) -> tuple[str, ...]:
     """The proper names of the bibliography as the edition in ``language`` prints it: its
     people's names, the works' titles and where they appeared (_ext/bibliography_language.py)."""
-    translate = load_extension("bibliography_language").translated_entry
     names = set()
     for entry in parse_file(str(ROOT / "references.bib"), "bibtex").entries.values():
-        translate(entry, language)
+        translated_entry(entry, language)
         names |= {entry.fields[field] for field in WORKS if field in entry.fields}
         for person in (person for people in entry.persons.values() for person in people):
             names |= {*person.first_names, *person.middle_names, *person.prelast_names}
