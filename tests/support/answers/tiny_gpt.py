@@ -307,6 +307,20 @@ def _exactly_k_first_of_ties(logits, k, temperature):
     return _stable_softmax(kept)
 
 
+def _along_axis_1(logits, k, temperature):
+    """Written for a (rows, V) matrix: wrong for a vector and for more axes."""
+    scaled = logits / temperature
+    kth = np.sort(scaled, axis=1)[:, -k:][:, :1] if scaled.ndim > 1 else np.sort(scaled)[-k]
+    kept = np.where(scaled >= kth, scaled, -np.inf)
+    e = np.exp(kept - kept.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _squeezed(logits, k, temperature):
+    """np.squeeze on the answer: a batch of one loses its axis."""
+    return np.squeeze(top_k_reference(logits, k, temperature))
+
+
 def _helper(logits, k, temperature):
     import torch
 
@@ -341,6 +355,8 @@ TOP_K = Answers(
             "known", _temperature_on_the_probabilities, "left out the temperature"
         ),
         "1e-12 for the dropped tokens": Wrong("known", _almost_zero, "should be exactly 0"),
+        "a matrix only (axis=1)": Wrong("rank", _along_axis_1, ""),
+        "squeezed": Wrong("batch", _squeezed, "should have shape"),
         **structure_family(top_k_reference),
         **softmax_families(top_k_with),
         "attnkit's top_k_probabilities": Wrong(
