@@ -592,3 +592,33 @@ def test_a_result_kept_between_calls_is_reported_and_a_fresh_one_is_not():
         assert not result.passed and "Return a new array on every call" in result.message
     assert invoke(lambda n: kept, (3,), twice=True).shared
     assert not invoke(lambda n: kept.copy(), (3,), twice=True).shared
+
+
+IMPORTS_TORCH_INSIDE = """
+import sys
+import numpy as np
+from attnkit.exercises.attention_at_scale import check_online_softmax_attention
+
+def online(Q, K, V, block_size, causal):
+    import torch  # first imported here: its first call escapes the tripwires, the next do not
+    import torch.nn.functional as F
+    q, k, v = (torch.from_numpy(np.ascontiguousarray(a)) for a in (Q, K, V))
+    return F.scaled_dot_product_attention(q, k, v, is_causal=causal).numpy()
+
+assert "torch" not in sys.modules
+print(check_online_softmax_attention(online).message)
+"""
+
+
+def test_a_numpy_only_exercise_meets_pytorch_forbidden_even_when_first_imported_inside():
+    import subprocess
+
+    run = subprocess.run(
+        [sys.executable, "-c", IMPORTS_TORCH_INSIDE],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "this exercise is NumPy only" in run.stdout

@@ -385,3 +385,13 @@ def test_a_notebook_the_grader_cannot_grade_still_gets_its_row_and_the_class_goe
         (str(second), "not an assignment"),
     ]
     assert rows[0].message == "RecursionError: maximum recursion depth exceeded"
+
+
+def test_without_a_seed_each_check_draws_its_own_inputs_and_the_row_says_so(tmp_path):
+    import assignments.grade as grading
+
+    path = tmp_path / "s.ipynb"
+    path.write_bytes(b"[]")
+    (own,) = grading.grade_submission(path, assignments(), grading.Limits(), seed=None, slot=0)
+    (other,) = grading.grade_submission(path, assignments(), grading.Limits(), seed=0, slot=0)
+    assert (own.seed, other.seed) == ("", "0")

@@ -17,6 +17,7 @@ from .harness import (
     near,
     random,
     shown,
+    wrong_shape,
 )
 from .inputs import extreme_logits, scores_from_queries_and_keys, spread
 from .wording import _
@@ -139,16 +140,7 @@ def _online_answer(fn, Q, K, V, block_size, causal, where, measure=False):
             if got.shape == (m, K.shape[0])
             else ""
         )
-        raise Failed(
-            _(
-                "{where} the output should have shape (m, d_v) = {shape}, you "
-                "returned {got}.{hint}",
-                where=where,
-                shape=(m, d_v),
-                got=got.shape,
-                hint=hint,
-            )
-        )
+        raise wrong_shape(where, _("the output"), f"(m, d_v) = {(m, d_v)}", got.shape, hint)
     if got.dtype != Q.dtype:
         raise Failed(
             _(
@@ -685,16 +677,7 @@ def _gqa_answer(fn, Q, K, V, where):
             if got.shape == (g, m, d_v)
             else ""
         )
-        raise Failed(
-            _(
-                "{where} the output should have shape (h, m, d_v) = {shape}, "
-                "you returned {got}.{hint}",
-                where=where,
-                shape=(h, m, d_v),
-                got=got.shape,
-                hint=hint,
-            )
-        )
+        raise wrong_shape(where, _("the output"), f"(h, m, d_v) = {(h, m, d_v)}", got.shape, hint)
     keeps_dtype(result, Q.dtype, _("the output"))
     return got
 

@@ -352,6 +352,22 @@ def call(
     return (outcome.result, outcome.peak_bytes) if measure else outcome.result
 
 
+def wrong_shape(where: str, what: str, expected, got, hint: str = "") -> Failed:
+    """The failure of an answer of the wrong shape, in the same words in every check: ``what``
+    ("the output") should have shape ``expected`` (a shape, or its symbols and sizes), and
+    ``hint``, a sentence that starts with a space, may say what the returned shape suggests."""
+    return Failed(
+        _(
+            "{where} {what} should have shape {expected}, you returned {got}.{hint}",
+            where=where,
+            what=what,
+            expected=expected,
+            got=tuple(got),
+            hint=hint,
+        )
+    )
+
+
 def keeps_dtype(result, dtype, what: str) -> None:
     """Raise :class:`Failed` unless the answer ``result`` has the inputs' float ``dtype``."""
     got = np.asarray(result).dtype

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .harness import Failed, as_array, call, check, dtypes, keeps_dtype, random
+from .harness import Failed, as_array, call, check, dtypes, keeps_dtype, random, wrong_shape
 from .inputs import spread
 from .wording import _
 
@@ -143,14 +143,8 @@ def check_split_heads(fn):
                             shape=got.shape,
                         )
                     )
-                raise Failed(
-                    _(
-                        "{where} the result should have shape (b, h, n, d_k) = "
-                        "{right_shape}, you returned {shape}",
-                        where=where,
-                        right_shape=expected.shape,
-                        shape=got.shape,
-                    )
+                raise wrong_shape(
+                    where, _("the result"), f"(b, h, n, d_k) = {expected.shape}", got.shape
                 )
             if not np.array_equal(got, expected):
                 _wrong_split(got, expected, X, b, n, h, d_k, where, coded)
@@ -247,14 +241,8 @@ def check_merge_heads(fn):
                             shape=got.shape,
                         )
                     )
-                raise Failed(
-                    _(
-                        "{where} the result should have shape (b, n, h*d_v) = "
-                        "{right_shape}, you returned {shape}",
-                        where=where,
-                        right_shape=expected.shape,
-                        shape=got.shape,
-                    )
+                raise wrong_shape(
+                    where, _("the result"), f"(b, n, h*d_v) = {expected.shape}", got.shape
                 )
             if not np.array_equal(got, expected):
                 _wrong_merge(got, expected, Y, b, n, h, d_v, where, coded)

@@ -17,6 +17,7 @@ from .harness import (
     ndarray,
     random,
     shown,
+    wrong_shape,
 )
 from .inputs import extreme_logits, spread
 from .wording import _
@@ -705,22 +706,15 @@ def check_padding_mask(fn):
         if got.shape != expected.shape:
             sliced = (
                 _(
-                    ". Positions sliced from a table of fixed size {size} run out past "
-                    "it: count them for the n asked for, np.arange(n)",
+                    " Positions sliced from a table of fixed size {size} run out past "
+                    "it: count them for the n asked for, np.arange(n).",
                     size=got.shape[-1],
                 )
                 if got.shape[:-1] == (b, 1) and got.shape[-1] < n
                 else ""
             )
-            raise Failed(
-                _(
-                    "{where} the mask should have shape (b, 1, n) = {expected}, "
-                    "you returned {shape}{sliced}",
-                    where=where,
-                    expected=expected.shape,
-                    shape=got.shape,
-                    sliced=sliced,
-                )
+            raise wrong_shape(
+                where, _("the mask"), f"(b, 1, n) = {expected.shape}", got.shape, sliced
             )
         if np.array_equal(got, expected):
             continue

@@ -17,6 +17,7 @@ from .harness import (
     near,
     random,
     shown,
+    wrong_shape,
 )
 from .inputs import scores_from_queries_and_keys, spread
 from .wording import _
@@ -205,15 +206,7 @@ def check_causal_rope_attention(fn):
             want_out, want_w = _rope_attention(Q, K, V)
             for got, want, name in ((out, want_out, "output"), (weights, want_w, "weights")):
                 if got.shape != want.shape:
-                    raise Failed(
-                        _(
-                            "{where}, {name} should have shape {expected}, you returned {got}",
-                            where=where,
-                            name=name,
-                            expected=want.shape,
-                            got=got.shape,
-                        )
-                    )
+                    raise wrong_shape(where, name, want.shape, got.shape)
                 keeps_dtype(result[0 if name == "output" else 1], dtype, name)
             if not (np.all(np.isfinite(out)) and np.all(np.isfinite(weights))):
                 hidden_out, hidden_w = _rope_attention(Q, K, V, mask="diagonal hidden")
@@ -422,14 +415,7 @@ def check_top_k_probabilities(fn):
             got = as_array(result, _("the probabilities"))
             want = _top_k(logits, k, temperature)
             if got.shape != want.shape:
-                raise Failed(
-                    _(
-                        "{where} the result should have shape {expected}, got {got}",
-                        where=where,
-                        expected=want.shape,
-                        got=got.shape,
-                    )
-                )
+                raise wrong_shape(where, _("the result"), want.shape, got.shape)
             keeps_dtype(result, dtype, _("the probabilities"))
             if not np.all(np.isfinite(got)):
                 raise Failed(

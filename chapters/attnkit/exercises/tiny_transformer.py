@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .harness import Failed, Raised, call, check, close, dtypes, random, shown
+from .harness import Failed, Raised, call, check, close, dtypes, random, shown, wrong_shape
 from .inputs import spread
 from .wording import _
 
@@ -217,15 +217,8 @@ def check_diagonal_mass(fn):
                         if got.numel() == 1
                         else ""
                     )
-                    raise Failed(
-                        _(
-                            "{where} the result should have shape (h,) = "
-                            "{expected}, you returned {got}.{hint}",
-                            where=where,
-                            expected=tuple(want.shape),
-                            got=tuple(got.shape),
-                            hint=hint,
-                        )
+                    raise wrong_shape(
+                        where, _("the result"), f"(h,) = {tuple(want.shape)}", got.shape, hint
                     )
                 if got.dtype != w.dtype:
                     raise Failed(

@@ -35,13 +35,14 @@ FAMILIES = {
     "layout": "right only for arrays laid out in C order in memory",
     "alias": "hands every caller the same array, kept between calls",
     "batch": "right only for a batch of more than one",
+    "rank": "right only for some of the ranks the statement allows",
 }
 
 # The families each check is tried with; a new check is listed here.
 _NUMPY = {"known", "structure", "forbidden", "type", "dtype", "layout"}
 _SOFTMAX = {"shift", "clip"}
 REQUIRED = {
-    "check_softmax": _NUMPY | _SOFTMAX,
+    "check_softmax": _NUMPY | _SOFTMAX | {"rank"},
     "check_single_query_attention": _NUMPY | _SOFTMAX,
     "check_causal_mask": {"known", "size", "forbidden", "type", "alias"},
     "check_masked_self_attention": _NUMPY | _SOFTMAX | {"mask"},
@@ -57,7 +58,7 @@ REQUIRED = {
     "check_grouped_query_attention": _NUMPY | _SOFTMAX,
     "check_merge_attention_states": _NUMPY | {"shift"},
     "check_causal_rope_attention": _NUMPY | _SOFTMAX | {"mask"},
-    "check_top_k_probabilities": _NUMPY | _SOFTMAX,
+    "check_top_k_probabilities": _NUMPY | _SOFTMAX | {"rank", "batch"},
     "check_induction_score": _NUMPY,
     "check_k_composition": {"known", "structure", "type"},
 }

@@ -23,6 +23,13 @@ def softmax_reference(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def softmax_of_rows(x):
+    """Written for a matrix: axis=1 fails on the vector (n,) the statement allows too."""
+    shifted = x - x.max(axis=1, keepdims=True)
+    e = np.exp(shifted)
+    return e / e.sum(axis=1, keepdims=True)
+
+
 def softmax_log_sum_exp(x):
     top = x.max(axis=-1, keepdims=True)
     return np.exp(x - top - np.log(np.exp(x - top).sum(axis=-1, keepdims=True)))
@@ -74,6 +81,7 @@ SOFTMAX = Answers(
             "attnkit.core.attention",
         ),
         "PyTorch's softmax": Wrong("forbidden", lambda x: _torch_softmax(x), "torch"),
+        "rows only (axis=1)": Wrong("rank", softmax_of_rows, "(it was called with"),
         **type_family(softmax_reference),
         **dtype_family(softmax_reference),
         **layout_family(softmax_reference),

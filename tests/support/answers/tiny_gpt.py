@@ -42,6 +42,19 @@ def rope_attention_with(softmax, *, turn=apply_rotary, keep=causal_mask, scale=T
 rope_reference = rope_attention_with(_stable_softmax)
 
 
+def _turned_in_float32(x):
+    """RoPE whose angles are computed in float32: off by about 3e-8, which float64 inputs
+    show and float32 ones hide."""
+    n, d = x.shape[-2:]
+    rates = np.float32(10000.0) ** (-np.arange(0, d, 2, dtype=np.float32) / np.float32(d))
+    angles = np.arange(n, dtype=np.float32)[:, None] * rates  # (n, d/2), float32
+    cos, sin = np.cos(angles).astype(x.dtype), np.sin(angles).astype(x.dtype)
+    out = np.empty_like(x)
+    out[..., 0::2] = x[..., 0::2] * cos - x[..., 1::2] * sin
+    out[..., 1::2] = x[..., 0::2] * sin + x[..., 1::2] * cos
+    return out
+
+
 def _quiet_softmax(x):
     """A stable softmax that leaves a row with no key at all as NaN, without a warning."""
     with np.errstate(invalid="ignore"):
@@ -176,6 +189,12 @@ ROPE_ATTENTION = Answers(
             "one step into the future",
         ),
         "masked with -1e4": Wrong("mask", _fill_minus_1e4),
+        "angles in float32": Wrong(
+            "dtype",
+            rope_attention_with(_stable_softmax, turn=_turned_in_float32),
+            "should be",
+            dtypes=(np.float64,),
+        ),
         "masked with -1e9": Wrong(
             "mask", rope_attention_with(_stable_softmax, fill=-1e9), "must be -inf"
         ),
@@ -288,6 +307,20 @@ def _exactly_k_first_of_ties(logits, k, temperature):
     return _stable_softmax(kept)
 
 
+def _along_axis_1(logits, k, temperature):
+    """Written for a (rows, V) matrix: wrong for a vector and for more axes."""
+    scaled = logits / temperature
+    kth = np.sort(scaled, axis=1)[:, -k:][:, :1] if scaled.ndim > 1 else np.sort(scaled)[-k]
+    kept = np.where(scaled >= kth, scaled, -np.inf)
+    e = np.exp(kept - kept.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _squeezed(logits, k, temperature):
+    """np.squeeze on the answer: a batch of one loses its axis."""
+    return np.squeeze(top_k_reference(logits, k, temperature))
+
+
 def _helper(logits, k, temperature):
     import torch
 
@@ -322,6 +355,8 @@ TOP_K = Answers(
             "known", _temperature_on_the_probabilities, "left out the temperature"
         ),
         "1e-12 for the dropped tokens": Wrong("known", _almost_zero, "should be exactly 0"),
+        "a matrix only (axis=1)": Wrong("rank", _along_axis_1, ""),
+        "squeezed": Wrong("batch", _squeezed, "should have shape"),
         **structure_family(top_k_reference),
         **softmax_families(top_k_with),
         "attnkit's top_k_probabilities": Wrong(
