@@ -701,6 +701,7 @@ MERGE = Answers(
         "attnkit's softmax": Wrong("forbidden", merge_by_softmax, "attnkit.core.softmax"),
         **type_family(merge_reference),
         **dtype_family(merge_reference),
+        **layout_family(merge_reference),
     },
 )
 

@@ -3,7 +3,14 @@
 import numpy as np
 
 from attnkit.exercises.induction_heads import check_induction_score, check_k_composition
-from tests.support.answers import Answers, Wrong, dtype_family, structure_family, type_family
+from tests.support.answers import (
+    Answers,
+    Wrong,
+    dtype_family,
+    layout_family,
+    structure_family,
+    type_family,
+)
 
 # --- check_induction_score --------------------------------------------------------------------
 
@@ -91,6 +98,7 @@ INDUCTION_SCORE = Answers(
         ),
         **type_family(score_reference),
         **dtype_family(score_reference),
+        **layout_family(score_reference),
     },
 )
 
