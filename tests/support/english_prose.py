@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import re
 
+from bibliography_language import translated_entry
 from pybtex.database import parse_file
 from pybtex.richtext import Text
-
-from bibliography_language import translated_entry
 
 from tests.support.book import ROOT
 from tests.support.markup import read
