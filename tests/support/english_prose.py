@@ -5,6 +5,7 @@ tests/library/test_english_prose.py)."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from bibliography_language import translated_entry
@@ -76,11 +77,18 @@ def blocks(html: str) -> list[str]:
     return list(found.values())
 
 
+@functools.lru_cache(maxsize=4)
+def names_pattern(names: tuple[str, ...]) -> re.Pattern:
+    """One pattern for all the proper ``names``, the longest first: compiled once per set of
+    names, where a pattern a name compiled in each block cost seconds a page (726 names)."""
+    alternatives = "|".join(re.escape(name) for name in sorted(set(names), key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{alternatives or '(?!)'})(?!\w)")
+
+
 def english_in(text: str, names: tuple[str, ...] = ()) -> list[str]:
     """The English prose of one block of text: its runs of English words and its English
     labels, once the proper ``names`` and the glosses are out."""
-    for name in sorted(names, key=len, reverse=True):
-        text = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", " ", text)
+    text = names_pattern(names).sub(" ", text)
     text = EXAMPLE.sub("「」", GLOSS.sub("（", text))
     return [run.group().strip() for run in RUN.finditer(text)] + [
         label.group() for label in LABEL.finditer(text)
