@@ -5,7 +5,7 @@ import numpy as np
 from ..core import causal_mask, grouped_query_attention, scaled_dot_product_attention
 from .harness import (
     ATTENTIONS,
-    PYTORCH_ENTRIES,
+    NUMPY_ONLY,
     SOFTMAXES,
     Failed,
     as_array,
@@ -637,7 +637,7 @@ def _memory_cases(fn, dtype):
         )
 
 
-@check(forbids=SOFTMAXES + ATTENTIONS + PYTORCH_ENTRIES)
+@check(forbids=SOFTMAXES + ATTENTIONS + NUMPY_ONLY)
 def check_online_softmax_attention(fn):
     """Check ``fn(Q, K, V, block_size, causal) -> output``: attention streamed over key blocks.
 

@@ -197,6 +197,43 @@ def online_in_torch(Q, K, V, block_size, causal):
     return F.scaled_dot_product_attention(Q, K, V, is_causal=causal).numpy()
 
 
+def _zeros_and_copy(a):
+    """``a`` copied into a tensor that ``torch.zeros`` made: no way in from NumPy is called."""
+    import torch
+
+    tensor = torch.zeros(a.shape, dtype=torch.float64 if a.dtype == np.float64 else torch.float32)
+    tensor.copy_(torch.utils.dlpack.from_dlpack(np.ascontiguousarray(a)))
+    return tensor
+
+
+def online_in_torch_zeros(Q, K, V, block_size, causal):
+    """The whole matrix in PyTorch, its tensors made by ``torch.zeros`` and a copy."""
+    import torch.nn.functional as F
+
+    Q, K, V = (_zeros_and_copy(a) for a in (Q, K, V))
+    return F.scaled_dot_product_attention(Q, K, V, is_causal=causal).numpy()
+
+
+def online_in_torch_lists(Q, K, V, block_size, causal):
+    """The scores in PyTorch, from ``torch.tensor`` of nested lists, the softmax in NumPy."""
+    import torch
+
+    scores = (torch.tensor(Q.tolist()) @ torch.tensor(K.tolist()).T).numpy().astype(np.float64)
+    scores = scores / np.sqrt(Q.shape[1])
+    if causal:
+        scores = np.where(np.tri(*scores.shape, dtype=bool), scores, -np.inf)
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return (weights / weights.sum(axis=1, keepdims=True) @ V).astype(Q.dtype)
+
+
+def online_in_torch_unwatched(Q, K, V, block_size, causal):
+    """The whole matrix in PyTorch with its Python-level overrides turned off."""
+    import torch
+
+    with torch._C.DisableTorchFunction():
+        return online_in_torch_zeros(Q, K, V, block_size, causal)
+
+
 def online_keys_transposed_once(Q, K, V, block_size, causal):
     """K transposed once into a contiguous copy, then its columns read block by block."""
     K_T = np.ascontiguousarray(K.T)
@@ -423,6 +460,15 @@ ONLINE = Answers(
         "blocks over the queries": Wrong("stream", online_query_blocks, _SCORES_KEPT),
         "PyTorch, the whole matrix": Wrong(
             "forbidden", online_in_torch, "this exercise is NumPy only"
+        ),
+        "PyTorch, tensors from torch.zeros and a copy": Wrong(
+            "forbidden", online_in_torch_zeros, "this exercise is NumPy only"
+        ),
+        "PyTorch, tensors from nested lists": Wrong(
+            "forbidden", online_in_torch_lists, "this exercise is NumPy only"
+        ),
+        "PyTorch with its function overrides disabled": Wrong(
+            "forbidden", online_in_torch_unwatched, "this exercise is NumPy only"
         ),
         "K transposed once into a contiguous copy": Wrong(
             "stream", online_keys_transposed_once, "as much as a copy of K"
