@@ -107,6 +107,18 @@ def masked_self_attend(X, mask):
     return weights @ X, weights  # (n, d), (n, n)
 
 
+def masked_scores_in_torch(X, mask):
+    """The scores computed by PyTorch on tensors made from nested lists, the rest as the
+    chapter's solution: right, but not NumPy only."""
+    import torch
+
+    rows = torch.tensor(X.tolist(), dtype=torch.float64)
+    scores = np.where(mask, (rows @ rows.T).numpy(), -np.inf)
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights = (e / e.sum(axis=1, keepdims=True)).astype(X.dtype)
+    return weights @ X, weights
+
+
 def masked_with(softmax, fill=-np.inf, mask_of=lambda mask: mask):
     """Masked self-attention whose masked scores get ``fill``, through ``softmax``."""
 
@@ -300,7 +312,10 @@ MASKED_SELF_ATTENTION = Answers(
             ),
             "attnkit.core.grouped_query_attention",
         ),
-        **type_family(masked_self_attend),
+        "the scores in PyTorch, from torch.tensor of lists": Wrong(
+            "forbidden", masked_scores_in_torch, "NumPy only"
+        ),
+        **type_family(masked_self_attend, numpy_only=True),
         **dtype_family(masked_self_attend),
         **layout_family(masked_self_attend),
     },
