@@ -34,12 +34,12 @@ FAMILIES = {
     "dtype": "computes or returns another dtype than the inputs'",
     "layout": "right only for arrays laid out in C order in memory",
     "alias": "hands every caller the same array, kept between calls",
-    "batch": "right only for a batch of more than one",
+    "batch": "right only for a batch of more than one, or while no axis has size 1",
     "rank": "right only for some of the ranks the statement allows",
 }
 
 # The families each check is tried with; a new check is listed here.
-_NUMPY = {"known", "structure", "forbidden", "type", "dtype", "layout"}
+_NUMPY = {"known", "structure", "forbidden", "type", "dtype", "layout", "batch"}
 _SOFTMAX = {"shift", "clip"}
 REQUIRED = {
     "check_softmax": _NUMPY | _SOFTMAX | {"rank"},
@@ -48,12 +48,12 @@ REQUIRED = {
     "check_masked_self_attention": _NUMPY | _SOFTMAX | {"mask"},
     "check_padding_mask": {"known", "mask", "size", "forbidden", "type", "alias", "batch"},
     "check_scaled_dot_product_attention": _NUMPY | _SOFTMAX,
-    "check_mask_forms": {"known", "mask", "type", "dtype"},
+    "check_mask_forms": {"known", "mask", "type", "dtype", "rank", "batch"},
     "check_split_heads": _NUMPY,
     "check_merge_heads": _NUMPY,
     "check_positional_encoding": {"known", "structure", "size", "forbidden", "type", "alias"},
     "check_rotary_embedding": _NUMPY | {"size"},
-    "check_diagonal_mass": {"known", "structure", "size", "type", "dtype"},
+    "check_diagonal_mass": {"known", "structure", "size", "type", "dtype", "batch"},
     "check_online_softmax_attention": _NUMPY | _SOFTMAX | {"mask", "stream"},
     "check_grouped_query_attention": _NUMPY | _SOFTMAX,
     "check_merge_attention_states": _NUMPY | {"shift"},
@@ -203,6 +203,12 @@ def cached(fn: Callable) -> Callable:
         return kept[key]
 
     return wrong
+
+
+def squeezed_family(reference: Callable) -> dict[str, Wrong]:
+    """The answer's size-1 axes dropped (``np.squeeze``): right only while every axis the
+    contract lets be 1 (a batch of one, one head, one query, one key) is longer."""
+    return {"squeezes size-1 axes": Wrong("batch", returning(np.squeeze, reference))}
 
 
 def alias_family(reference: Callable) -> dict[str, Wrong]:

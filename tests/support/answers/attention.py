@@ -10,6 +10,7 @@ from tests.support.answers import (
     dtype_family,
     layout_family,
     softmax_families,
+    squeezed_family,
     structure_family,
     type_family,
 )
@@ -88,6 +89,7 @@ SOFTMAX = Answers(
         **type_family(softmax_reference, numpy_only=True),
         **dtype_family(softmax_reference),
         **layout_family(softmax_reference),
+        **squeezed_family(softmax_reference),
     },
 )
 
@@ -167,6 +169,7 @@ SINGLE_QUERY = Answers(
         **type_family(attend_reference),
         **dtype_family(attend_reference),
         **layout_family(attend_reference),
+        **squeezed_family(attend_reference),
     },
 )
 

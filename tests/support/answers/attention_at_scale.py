@@ -21,6 +21,7 @@ from tests.support.answers import (
     dtype_family,
     layout_family,
     softmax_families,
+    squeezed_family,
     structure_family,
     type_family,
 )
@@ -511,6 +512,7 @@ ONLINE = Answers(
         **type_family(online_reference, numpy_only=True),
         **dtype_family(online_reference),
         **layout_family(online_reference),
+        **squeezed_family(online_reference),
     },
 )
 
@@ -629,6 +631,7 @@ GQA = Answers(
         **type_family(gqa_reference),
         **dtype_family(gqa_reference),
         **layout_family(gqa_reference),
+        **squeezed_family(gqa_reference),
     },
 )
 
@@ -745,6 +748,7 @@ MERGE = Answers(
         **type_family(merge_reference),
         **dtype_family(merge_reference),
         **layout_family(merge_reference),
+        **squeezed_family(merge_reference),
     },
 )
 

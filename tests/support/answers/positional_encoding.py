@@ -19,6 +19,7 @@ from tests.support.answers import (
     alias_family,
     dtype_family,
     layout_family,
+    squeezed_family,
     structure_family,
     type_family,
 )
@@ -462,6 +463,7 @@ ROTARY_EMBEDDING = Answers(
         **type_family(rope_reference),
         **dtype_family(rope_reference),
         **layout_family(rope_reference),
+        **squeezed_family(rope_reference),
     },
 )
 

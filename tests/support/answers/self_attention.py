@@ -25,6 +25,7 @@ from tests.support.answers import (
     dtype_family,
     layout_family,
     softmax_families,
+    squeezed_family,
     structure_family,
     type_family,
 )
@@ -318,6 +319,7 @@ MASKED_SELF_ATTENTION = Answers(
         **type_family(masked_self_attend, numpy_only=True),
         **dtype_family(masked_self_attend),
         **layout_family(masked_self_attend),
+        **squeezed_family(masked_self_attend),
     },
 )
 
