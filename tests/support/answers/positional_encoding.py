@@ -213,6 +213,7 @@ POSITIONAL_ENCODING = Answers(
         ),
         **type_family(pe_reference),
         **alias_family(pe_reference),
+        **squeezed_family(pe_reference),
         "float32": Wrong("type", in_float32, "return float64"),
     },
     float_inputs=False,

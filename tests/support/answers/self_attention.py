@@ -85,6 +85,7 @@ CAUSAL_MASK = Answers(
         ),
         **type_family(causal_reference),
         **alias_family(causal_reference),
+        **squeezed_family(causal_reference),
     },
     float_inputs=False,
 )
@@ -497,6 +498,7 @@ PADDING_MASK = Answers(
         ),
         **type_family(padding_mask_reference),
         **alias_family(padding_mask_reference),
+        **squeezed_family(padding_mask_reference),
     },
     float_inputs=False,
 )
