@@ -57,7 +57,7 @@ class KVCache:
         """
         for t, name in ((keys, "keys"), (values, "values")):
             _check_input(t, name)
-        rules.check_keys_values(keys.shape, values.shape)
+        check_keys_values(keys.shape, values.shape)
         _check_joins(values, "values", keys, "keys")
         self.check_next(keys.shape, values.shape, _dtype_name(keys), str(keys.device))
         if self.keys is None:
@@ -88,7 +88,7 @@ class KVCache:
                 dtype_there=_dtype_name(cached),
                 device_there=str(cached.device),
             )
-            rules.check_continues(f"new {name}", shape, f"the cached {name}", cached.shape)
+            check_continues(f"new {name}", shape, f"the cached {name}", cached.shape)
 
     @contextmanager
     def transaction(self):
@@ -321,3 +321,28 @@ def greedy_generate(model: TinyDecoder, prompt, steps: int, *, use_cache: bool =
                 break
             logits = model(next_token, caches) if use_cache else model(tokens)
     return tokens
+
+
+# --- input rules only this module applies
+
+
+def check_keys_values(keys_shape, values_shape) -> None:
+    """ValueError naming both shapes unless keys ``(..., h, m, d_k)`` and values ``(..., h, m,
+    d_v)`` have the same leading axes and tokens."""
+    keys_shape, values_shape = tuple(keys_shape), tuple(values_shape)
+    if len(keys_shape) < 3 or keys_shape[:-1] != values_shape[:-1]:
+        raise ValueError(
+            f"keys of shape {keys_shape} and values of shape {values_shape} must both be "
+            "(..., h, tokens, d_k) with the same leading axes and tokens"
+        )
+
+
+def check_continues(name: str, shape, cached_name: str, cached_shape) -> None:
+    """ValueError naming both shapes unless ``shape`` can follow ``cached_shape`` on the token
+    axis (the second to last): every other axis must agree."""
+    shape, cached_shape = tuple(shape), tuple(cached_shape)
+    if shape[:-2] != cached_shape[:-2] or shape[-1:] != cached_shape[-1:]:
+        raise ValueError(
+            f"{name} of shape {shape} do not continue {cached_name} of shape {cached_shape}: "
+            "every axis but the tokens (the second to last) must agree"
+        )

@@ -144,7 +144,7 @@ export const INPUTS = Object.entries(WORDS.en.inputs);
 // The outputs, in the order shown, with their labels (describe's keys).
 export const OUTPUTS = Object.entries(WORDS.en.outputs);
 
-const SAFE_INTEGER = Number.MAX_SAFE_INTEGER; // 2**53 - 1, as rules.SAFE_INTEGER
+const SAFE_INTEGER = Number.MAX_SAFE_INTEGER; // 2**53 - 1, as kv_calculator.SAFE_INTEGER
 const GIB = 2n ** 30n;
 const UNITS = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import anywidget
 import traitlets as t
 
-from .rules import check_kv_heads, check_safe_integer, positive_int
+from .rules import check_kv_heads, positive_int
 
 __all__ = [
     "INPUTS",
@@ -264,3 +264,17 @@ class KVCacheCalculator(anywidget.AnyWidget):
     def text(self) -> dict:
         """:func:`describe` of :meth:`budget`: the outputs as the calculator writes them."""
         return describe(self.budget())
+
+
+# --- input rules only this module applies
+
+
+SAFE_INTEGER = 2**53 - 1  # the largest integer JavaScript's numbers hold exactly
+
+
+def check_safe_integer(value: int, name: str) -> int:
+    """``value`` if a JavaScript number holds it exactly (at most 2**53 - 1, as a widget's
+    front end receives it), else ValueError."""
+    if value > SAFE_INTEGER:
+        raise ValueError(f"{name} must be at most {SAFE_INTEGER:,}, got {value:,}")
+    return value

@@ -38,7 +38,7 @@ def _dtype_name(t: torch.Tensor) -> str:
 def _check_input(t, name: str, *, finite: bool = True) -> None:
     """The NumPy half's input rule: floating-point numbers, all of them finite (unless not
     ``finite``). A tensor on the meta device holds no numbers, so none is checked there."""
-    rules.check_tensor(name, type(t).__name__, is_tensor=isinstance(t, torch.Tensor))
+    check_tensor(name, type(t).__name__, is_tensor=isinstance(t, torch.Tensor))
     is_float = t.is_floating_point()
     read_numbers = finite and is_float and not t.is_meta
     rules.check_floats(
@@ -289,7 +289,7 @@ class MultiHeadAttention(nn.Module):
         rounded. Only plain layers are supported (no ``kdim``/``vdim``,
         ``add_bias_kv`` or ``add_zero_attn``).
         """
-        rules.check_copyable_attention(
+        check_copyable_attention(
             plain=mha._qkv_same_embed_dim and mha.bias_k is None and not mha.add_zero_attn
         )
         d = mha.embed_dim
@@ -355,7 +355,7 @@ class EncoderLayer(nn.Module):
     ):
         super().__init__()
         d_ff = rules.positive_int(d_ff, "d_ff")
-        rules.check_norm(norm)
+        check_norm(norm)
         self.self_attn = MultiHeadAttention(
             d_model, h, bias=attention_bias, dropout=dropout, qk_norm=qk_norm, all_masked=all_masked
         )
@@ -406,7 +406,7 @@ class EncoderLayer(nn.Module):
         The copy has the layer's dtype, so nothing is rounded, and its biases
         (or none, for ``bias=False``). LayerNorm's eps must be the default 1e-5.
         """
-        rules.check_copyable_encoder_layer(
+        check_copyable_encoder_layer(
             relu=layer.activation_relu_or_gelu == 1, eps=(layer.norm1.eps, layer.norm2.eps)
         )
         attn = layer.self_attn
@@ -487,3 +487,40 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, max_len={self.max_len}"
+
+
+# --- input rules only this module applies
+
+
+def check_tensor(name: str, type_name: str, *, is_tensor: bool) -> None:
+    """TypeError unless the input is a ``torch.Tensor`` (``type_name``: what it is instead)."""
+    if not is_tensor:
+        raise TypeError(f"{name} must be a torch.Tensor, got {type_name}")
+
+
+def check_copyable_attention(*, plain: bool) -> None:
+    """ValueError unless an ``nn.MultiheadAttention`` is ``plain``: no kdim/vdim, no
+    add_bias_kv, no add_zero_attn (the book's layer has none of them)."""
+    if not plain:
+        raise ValueError(
+            "only nn.MultiheadAttention without kdim/vdim, add_bias_kv and "
+            "add_zero_attn can be copied"
+        )
+
+
+def check_copyable_encoder_layer(*, relu: bool, eps: tuple) -> None:
+    """ValueError unless an ``nn.TransformerEncoderLayer`` uses ReLU and LayerNorms whose
+    ``eps`` are all the default 1e-5 (pre-norm and post-norm layers are both copied)."""
+    if not relu:
+        raise ValueError("only layers with ReLU (activation='relu') can be copied")
+    if any(value != 1e-5 for value in eps):
+        raise ValueError("only layers with LayerNorm eps = 1e-5 can be copied")
+
+
+NORM_CHOICES = ("layer", "rms")
+
+
+def check_norm(choice: str) -> None:
+    """ValueError unless ``choice`` names a normalisation: ``"layer"`` or ``"rms"``."""
+    if choice not in NORM_CHOICES:
+        raise ValueError(f"norm must be 'layer' (LayerNorm) or 'rms' (RMSNorm), got {choice!r}")

@@ -29,8 +29,6 @@ from .rules import (
     check_even_width,
     check_floats,
     check_frequencies,
-    check_frequency_factors,
-    check_frequency_list,
     check_pairing,
     check_positions,
     check_rotary_input,
@@ -186,3 +184,29 @@ def alibi_bias(n: int, h: int) -> np.ndarray:
     n = positive_int(n, "n")
     back = np.arange(n)[None, :] - np.arange(n)[:, None]  # (n, n): j - i, <= 0 on the left
     return alibi_slopes(h)[:, None, None] * back
+
+
+# --- input rules only this module applies
+
+
+def check_frequency_list(shape, *, positive: bool) -> None:
+    """ValueError naming the shape unless the frequencies are one row, ``(d/2,)``, of
+    ``positive`` numbers (each a pair's angle per position)."""
+    shape = tuple(shape)
+    if len(shape) != 1 or not positive:
+        raise ValueError(
+            f"frequencies of shape {shape} must be a 1-D array of positive numbers, one per "
+            "pair of columns"
+        )
+
+
+def check_frequency_factors(factor: float, low: float, high: float) -> None:
+    """ValueError unless a frequency-dependent scaling stretches (``factor >= 1``) and its
+    band of blended wavelengths is not empty (``high > low``)."""
+    if factor < 1:
+        raise ValueError(f"factor must be at least 1 (it stretches wavelengths), got {factor}")
+    if not high > low:
+        raise ValueError(
+            f"high_freq_factor ({high}) must be larger than low_freq_factor ({low}): "
+            "between the two wavelengths they set, the frequencies are blended"
+        )

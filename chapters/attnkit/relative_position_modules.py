@@ -89,18 +89,18 @@ class RotaryPositionEmbedding(nn.Module):
         rules.check_tokens("x", x.shape, "(n, d)", self.d, "d")
         n = x.shape[-2]
         if positions is None:
-            rules.check_position_range(0, n - 1, self.max_len)
+            check_position_range(0, n - 1, self.max_len)
             cos, sin = self.cos[:n], self.sin[:n]
         else:
             positions = torch.as_tensor(positions, device=self.cos.device)
-            rules.check_integer_positions(
+            check_integer_positions(
                 positions.shape,
                 _dtype_name(positions),
                 is_int=not (positions.dtype.is_floating_point or positions.dtype.is_complex)
                 and positions.dtype != torch.bool,
             )
             rules.check_positions(positions.shape, "x", x.shape)
-            rules.check_position_range(int(positions.min()), int(positions.max()), self.max_len)
+            check_position_range(int(positions.min()), int(positions.max()), self.max_len)
             cos, sin = self.cos[positions], self.sin[positions]
         cos, sin = cos.to(x.dtype), sin.to(x.dtype)  # (n, d/2)
         if self.pairing == "adjacent":
@@ -140,3 +140,25 @@ class ALiBiBias(nn.Module):
 
     def extra_repr(self) -> str:
         return f"h={self.h}"
+
+
+# --- input rules only this module applies
+
+
+def check_integer_positions(shape, dtype, *, is_int: bool) -> None:
+    """TypeError unless the positions are integers, rows of a module's tables."""
+    if not is_int:
+        raise TypeError(
+            f"positions of shape {tuple(shape)} must be integers (the rows of the tables), "
+            f"got dtype {dtype}"
+        )
+
+
+def check_position_range(low: int, high: int, max_len: int) -> None:
+    """ValueError unless the positions, from ``low`` to ``high``, lie in ``0 .. max_len - 1``,
+    the positions a module's tables hold."""
+    if low < 0 or high >= max_len:
+        raise ValueError(
+            f"positions from {low} to {high} do not fit max_len = {max_len}: the tables hold "
+            f"positions 0 .. {max_len - 1}; create the module with max_len > {high}"
+        )

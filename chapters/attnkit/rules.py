@@ -1,4 +1,5 @@
-"""Every input rule of attnkit, written once.
+"""Every input rule that more than one module of attnkit applies, written once (a rule that
+only one module applies lives in that module).
 
 The NumPy functions (:mod:`attnkit.core`) and the PyTorch modules
 (:mod:`attnkit.modules`) both call these, so that the same input gets the same
@@ -38,22 +39,15 @@ __all__ = [
     "check_attention_shapes",
     "check_grouped_qkv_shapes",
     "check_kv_heads",
-    "check_safe_integer",
     "check_projections",
     "check_head_mask",
     "check_index",
     "check_joins",
-    "check_keys_values",
-    "check_continues",
     "check_token_ids",
     "check_token_range",
     "check_max_len",
     "check_exp_sums",
     "check_scores_finite",
-    "check_tensor",
-    "check_copyable_attention",
-    "check_copyable_encoder_layer",
-    "check_norm",
     "check_norm_input",
     "check_norm_weight",
     "optional_eps",
@@ -62,10 +56,6 @@ __all__ = [
     "check_even_width",
     "check_positions",
     "check_frequencies",
-    "check_frequency_list",
-    "check_frequency_factors",
-    "check_integer_positions",
-    "check_position_range",
     "check_caches",
     "check_window",
     "check_top_k",
@@ -307,17 +297,6 @@ def check_kv_heads(query_heads: int, kv_heads: int) -> None:
         )
 
 
-SAFE_INTEGER = 2**53 - 1  # the largest integer JavaScript's numbers hold exactly
-
-
-def check_safe_integer(value: int, name: str) -> int:
-    """``value`` if a JavaScript number holds it exactly (at most 2**53 - 1, as a widget's
-    front end receives it), else ValueError."""
-    if value > SAFE_INTEGER:
-        raise ValueError(f"{name} must be at most {SAFE_INTEGER:,}, got {value:,}")
-    return value
-
-
 def check_projections(query_shape, source_shape, W_Q, W_K, W_V, W_O, h: int) -> None:
     """ValueError naming the shapes unless the matrices of a multi-head layer with ``h`` heads
     fit its inputs ``X_query`` ``(..., m, d_model)`` and ``X_source`` ``(..., n, d_source)``:
@@ -400,43 +379,7 @@ def check_scores_finite(finite: bool) -> None:
         raise ValueError("the scores overflowed to infinity: the queries and keys are too large")
 
 
-# --- PyTorch's own layers, copied by the modules' from_torch ---------------------------------
-
-
-def check_tensor(name: str, type_name: str, *, is_tensor: bool) -> None:
-    """TypeError unless the input is a ``torch.Tensor`` (``type_name``: what it is instead)."""
-    if not is_tensor:
-        raise TypeError(f"{name} must be a torch.Tensor, got {type_name}")
-
-
-def check_copyable_attention(*, plain: bool) -> None:
-    """ValueError unless an ``nn.MultiheadAttention`` is ``plain``: no kdim/vdim, no
-    add_bias_kv, no add_zero_attn (the book's layer has none of them)."""
-    if not plain:
-        raise ValueError(
-            "only nn.MultiheadAttention without kdim/vdim, add_bias_kv and "
-            "add_zero_attn can be copied"
-        )
-
-
-def check_copyable_encoder_layer(*, relu: bool, eps: tuple) -> None:
-    """ValueError unless an ``nn.TransformerEncoderLayer`` uses ReLU and LayerNorms whose
-    ``eps`` are all the default 1e-5 (pre-norm and post-norm layers are both copied)."""
-    if not relu:
-        raise ValueError("only layers with ReLU (activation='relu') can be copied")
-    if any(value != 1e-5 for value in eps):
-        raise ValueError("only layers with LayerNorm eps = 1e-5 can be copied")
-
-
 # --- normalisation: LayerNorm or RMSNorm, and its input -----------------------------------------
-
-NORM_CHOICES = ("layer", "rms")
-
-
-def check_norm(choice: str) -> None:
-    """ValueError unless ``choice`` names a normalisation: ``"layer"`` or ``"rms"``."""
-    if choice not in NORM_CHOICES:
-        raise ValueError(f"norm must be 'layer' (LayerNorm) or 'rms' (RMSNorm), got {choice!r}")
 
 
 def check_norm_input(name: str, shape, width: int | None = None) -> None:
@@ -485,28 +428,6 @@ def check_joins(
         raise ValueError(
             f"{name} of shape {tuple(shape)} on device {device} cannot join {into}, on device "
             f"{device_there}: move it there first, .to({device_there!r})"
-        )
-
-
-def check_keys_values(keys_shape, values_shape) -> None:
-    """ValueError naming both shapes unless keys ``(..., h, m, d_k)`` and values ``(..., h, m,
-    d_v)`` have the same leading axes and tokens."""
-    keys_shape, values_shape = tuple(keys_shape), tuple(values_shape)
-    if len(keys_shape) < 3 or keys_shape[:-1] != values_shape[:-1]:
-        raise ValueError(
-            f"keys of shape {keys_shape} and values of shape {values_shape} must both be "
-            "(..., h, tokens, d_k) with the same leading axes and tokens"
-        )
-
-
-def check_continues(name: str, shape, cached_name: str, cached_shape) -> None:
-    """ValueError naming both shapes unless ``shape`` can follow ``cached_shape`` on the token
-    axis (the second to last): every other axis must agree."""
-    shape, cached_shape = tuple(shape), tuple(cached_shape)
-    if shape[:-2] != cached_shape[:-2] or shape[-1:] != cached_shape[-1:]:
-        raise ValueError(
-            f"{name} of shape {shape} do not continue {cached_name} of shape {cached_shape}: "
-            "every axis but the tokens (the second to last) must agree"
         )
 
 
@@ -601,48 +522,6 @@ def check_frequencies(shape, d: int) -> None:
         raise ValueError(
             f"frequencies of shape {shape} do not fit d = {d}: give one frequency per pair "
             f"of columns, shape ({d // 2},)"
-        )
-
-
-def check_frequency_list(shape, *, positive: bool) -> None:
-    """ValueError naming the shape unless the frequencies are one row, ``(d/2,)``, of
-    ``positive`` numbers (each a pair's angle per position)."""
-    shape = tuple(shape)
-    if len(shape) != 1 or not positive:
-        raise ValueError(
-            f"frequencies of shape {shape} must be a 1-D array of positive numbers, one per "
-            "pair of columns"
-        )
-
-
-def check_frequency_factors(factor: float, low: float, high: float) -> None:
-    """ValueError unless a frequency-dependent scaling stretches (``factor >= 1``) and its
-    band of blended wavelengths is not empty (``high > low``)."""
-    if factor < 1:
-        raise ValueError(f"factor must be at least 1 (it stretches wavelengths), got {factor}")
-    if not high > low:
-        raise ValueError(
-            f"high_freq_factor ({high}) must be larger than low_freq_factor ({low}): "
-            "between the two wavelengths they set, the frequencies are blended"
-        )
-
-
-def check_integer_positions(shape, dtype, *, is_int: bool) -> None:
-    """TypeError unless the positions are integers, rows of a module's tables."""
-    if not is_int:
-        raise TypeError(
-            f"positions of shape {tuple(shape)} must be integers (the rows of the tables), "
-            f"got dtype {dtype}"
-        )
-
-
-def check_position_range(low: int, high: int, max_len: int) -> None:
-    """ValueError unless the positions, from ``low`` to ``high``, lie in ``0 .. max_len - 1``,
-    the positions a module's tables hold."""
-    if low < 0 or high >= max_len:
-        raise ValueError(
-            f"positions from {low} to {high} do not fit max_len = {max_len}: the tables hold "
-            f"positions 0 .. {max_len - 1}; create the module with max_len > {high}"
         )
 
 

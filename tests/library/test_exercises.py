@@ -14,7 +14,7 @@ import pytest
 
 import attnkit.exercises
 from assignments.exercises import notebook_cells
-from attnkit.exercises.calling import LAYOUTS, Outcome, Remote, invoke, laid_out
+from attnkit.exercises.calling import LAYOUTS, PYTORCH, Outcome, Remote, invoke, laid_out
 from attnkit.exercises.harness import (
     CheckFailed,
     CheckFailedWarning,
@@ -368,7 +368,7 @@ def test_keeps_dtype_names_both_dtypes_and_the_float64_scalar_trap():
 
 
 # What every check is built on; the other modules hold the checks of one chapter each.
-BUILT_ON = {"harness", "calling", "inputs", "wording"}
+BUILT_ON = {"harness", "calling", "pytorch_watch", "inputs", "wording"}
 
 
 def chapter_modules():
@@ -600,7 +600,7 @@ import numpy as np
 from attnkit.exercises.attention_at_scale import check_online_softmax_attention
 
 def online(Q, K, V, block_size, causal):
-    import torch  # first imported here: its first call escapes the tripwires, the next do not
+    import torch  # first imported here, during the call
     import torch.nn.functional as F
     q, k, v = (torch.from_numpy(np.ascontiguousarray(a)) for a in (Q, K, V))
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal).numpy()
@@ -622,3 +622,51 @@ def test_a_numpy_only_exercise_meets_pytorch_forbidden_even_when_first_imported_
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "this exercise is NumPy only" in run.stdout
+
+
+def _pytorch_outcome(fn, measure=False):
+    return invoke(fn, (np.ones((4, 3)),), forbidden=(PYTORCH,), measure=measure)
+
+
+def test_a_numpy_only_exercise_notices_pytorch_however_it_is_reached():
+    torch = pytest.importorskip("torch")
+    made_before = torch.ones(3)
+    ways = {
+        "torch.zeros and a copy": lambda a: torch.zeros(a.shape).copy_(torch.ones(a.shape)),
+        "torch.tensor of lists": lambda a: torch.tensor(a.tolist()).numpy(),
+        "a tensor made before the call": lambda a: (made_before * 2).numpy(),
+        "overrides disabled": lambda a: _with(torch._C.DisableTorchFunction(), torch.ones, 2),
+        "the watch taken off the stack": lambda a: _pop_dispatch_modes(torch),
+    }
+    for way, fn in ways.items():
+        assert PYTORCH in _pytorch_outcome(fn).forbidden, way
+    assert PYTORCH not in _pytorch_outcome(lambda a: a @ a.T).forbidden
+    assert torch.utils._python_dispatch._get_current_dispatch_mode_stack() == []
+
+
+def _with(context, fn, *args):
+    with context:
+        return fn(*args)
+
+
+def _pop_dispatch_modes(torch):
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    while _get_current_dispatch_mode_stack():
+        _get_current_dispatch_mode_stack()[-1].__exit__(None, None, None)
+
+
+def test_a_memory_rule_counts_pytorch_tensors_while_they_live():
+    torch = pytest.importorskip("torch")
+    size = 1 << 20  # float64 entries: 8 MiB, far above what NumPy's part of the call holds
+
+    def held(a):
+        big = torch.ones(size, dtype=torch.float64)
+        return float(big.sum())
+
+    peak = invoke(held, (np.ones(3),), measure=True).peak_bytes
+    assert 8 * size <= peak < 8 * size + (1 << 20)
+    freed = invoke(
+        lambda a: [float(torch.ones(1000).sum()) for _ in range(50)], (np.ones(3),), measure=True
+    ).peak_bytes
+    assert freed < 50 * 4000  # each tensor freed before the next: not the sum of all

@@ -5,6 +5,7 @@ import numpy as np
 from ..core import attention, softmax
 from .harness import (
     ATTENTIONS,
+    NUMPY_ONLY,
     SOFTMAXES,
     Failed,
     Raised,
@@ -53,7 +54,7 @@ def _softmax_of(fn, x):
         ) from None
 
 
-@check(forbids=SOFTMAXES + ATTENTIONS)
+@check(forbids=SOFTMAXES + ATTENTIONS + NUMPY_ONLY)
 def check_softmax(fn):
     """Check ``fn(x)``: a softmax over the last axis of a 1-D or 2-D array, in its dtype.
 

@@ -5,7 +5,7 @@ import numpy as np
 from ..core import causal_mask, grouped_query_attention, scaled_dot_product_attention
 from .harness import (
     ATTENTIONS,
-    PYTORCH_ENTRIES,
+    NUMPY_ONLY,
     SOFTMAXES,
     Failed,
     as_array,
@@ -637,7 +637,7 @@ def _memory_cases(fn, dtype):
         )
 
 
-@check(forbids=SOFTMAXES + ATTENTIONS + PYTORCH_ENTRIES)
+@check(forbids=SOFTMAXES + ATTENTIONS + NUMPY_ONLY)
 def check_online_softmax_attention(fn):
     """Check ``fn(Q, K, V, block_size, causal) -> output``: attention streamed over key blocks.
 
@@ -872,6 +872,7 @@ def check_grouped_query_attention(fn):
             fresh.normal(size=(h, m, d_k)).astype(dtype),
             fresh.normal(size=(g, n, d_k)).astype(dtype),
         )
+        _coded_gqa_case(fn, Q[:1, :1], K[:1, :1])  # one head, query and key: no axis dropped
 
         for h, g in ((6, 2), (4, 4), (4, 1), (8, 4), _gqa_sizes(fresh)):
             m, d_k = (int(x) for x in fresh.integers(1, 9, size=2))
@@ -1071,6 +1072,14 @@ def check_merge_attention_states(fn):
                 last=n - 1,
             )
             _compare_merge(fn, inputs, where)
+
+        # one query and one value coordinate: an answer must keep both axes of length 1
+        Q, K, V = coded.normal(size=(1, 4)), coded.normal(size=(5, 4)), coded.normal(size=(5, 1))
+        inputs = tuple(a.astype(dtype) for a in _block_states(Q, K, V, 2))
+        where = _(
+            "for {dtype} states of one query, d_v = 1, over keys 0-1 and 2-4,", dtype=dtype.__name__
+        )
+        _compare_merge(fn, inputs, where)
 
         # logsumexps in the thousands, of either sign: exp(lse) overflows or underflows
         m, d_v = 4, 3

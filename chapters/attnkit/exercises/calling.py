@@ -6,8 +6,9 @@ it called that the exercise forbids, what it left of its arguments, and, when as
 memory it allocated and whether it hands two callers the same array. :func:`invoke` runs the
 function in this process, its array arguments laid out in memory as the check asks
 (:func:`laid_out`: a stated shape is any array of that shape, views included), with each
-forbidden helper swapped for a tripwire (:func:`forbidding`) and its memory traced
-(tracemalloc, which NumPy reports its arrays to). A grader passes a :class:`Remote` in place of the function: the
+forbidden helper swapped for a tripwire (:func:`forbidding`), PyTorch watched where the
+exercise is NumPy only, and its memory traced (tracemalloc, which NumPy reports its arrays to,
+and PyTorch's tensors counted by :mod:`pytorch_watch`). A grader passes a :class:`Remote` in place of the function: the
 call then runs in the process that holds the student's code, which calls :func:`invoke`
 there, and only plain data comes back, so the check itself runs where the student's code
 cannot reach it.
@@ -20,18 +21,24 @@ import importlib
 import sys
 import tracemalloc
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["LAYOUTS", "Outcome", "Remote", "invoke", "forbidding", "laid_out"]
+from .pytorch_watch import watching
+
+__all__ = ["LAYOUTS", "PYTORCH", "Outcome", "Remote", "invoke", "forbidding", "laid_out"]
 
 # How an array argument may lie in memory: in C order, in Fortran order, every other element
 # of a larger array, its last two axes swapped in memory (a transposed view). Not reversed
 # (negative strides): torch.from_numpy refuses them, and a caller's view rarely has them.
 LAYOUTS = ("C", "Fortran", "strided", "swapped")
+
+# Forbidden as a helper's name, it forbids every PyTorch operation during the call, however
+# it is reached (:mod:`pytorch_watch`): an exercise that asks for NumPy only.
+PYTORCH = "torch"
 
 
 @dataclass(frozen=True)
@@ -331,7 +338,9 @@ def invoke(
     each array argument laid out as ``layout`` says (:func:`laid_out`).
 
     With ``measure``, ``peak_bytes`` is the most memory the call held at once beyond what
-    was allocated before it, as tracemalloc counts it (NumPy's arrays included). With
+    was allocated before it, as tracemalloc counts it (NumPy's arrays included), plus the most
+    PyTorch's tensors held (:mod:`pytorch_watch`). Where ``forbidden`` holds
+    :data:`PYTORCH`, any PyTorch operation during the call is reported as a forbidden helper. With
     ``twice``, the function is called again on copies of the arguments, and ``shared`` says
     whether the two results share memory: an array kept between calls (a cache), which a
     caller that changes its copy changes for every other caller.
@@ -341,31 +350,44 @@ def invoke(
         again = tuple(a.clone() if _is_tensor(a) else a for a in again)
     args = tuple(laid_out(a, layout) for a in args)
     result, error, peak, shared = None, None, None, False
+    watch_pytorch = PYTORCH in forbidden or measure
     with forbidding(forbidden, fn) as used:
         if used:  # the function is a forbidden helper itself: nothing to run
             return Outcome(forbidden=tuple(used), args=args)
-        tracing = tracemalloc.is_tracing()
+        with watching() if watch_pytorch else nullcontext() as pytorch:
+            result, error, peak, shared = _run(fn, args, again, measure, twice, used)
+        if pytorch is not None and pytorch.used and PYTORCH in forbidden:
+            used.append(PYTORCH)
+        if measure and pytorch is not None:
+            peak += pytorch.peak_bytes  # PyTorch's tensors, which tracemalloc does not see
+    return Outcome(result, error, tuple(dict.fromkeys(used)), peak, args, shared)
+
+
+def _run(fn, args: tuple, again: tuple, measure: bool, twice: bool, used: list):
+    """``fn(*args)``, and ``fn(*again)`` if ``twice``: (result, error, peak bytes, shared)."""
+    result, error, peak, shared = None, None, None, False
+    tracing = tracemalloc.is_tracing()
+    if measure:
+        if not tracing:
+            tracemalloc.start()
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+    try:
+        result = fn(*args)
+    except ForbiddenHelper:
+        pass  # recorded in used
+    except Exception as exc:  # any error in student code becomes a message
+        error = f"{type(exc).__name__}: {exc}"
+    finally:
         if measure:
+            peak = max(0, tracemalloc.get_traced_memory()[1] - before)
             if not tracing:
-                tracemalloc.start()
-            tracemalloc.reset_peak()
-            before = tracemalloc.get_traced_memory()[0]
+                tracemalloc.stop()
+    if twice and error is None and not used:
         try:
-            result = fn(*args)
+            shared = _share_memory(result, fn(*again))
         except ForbiddenHelper:
             pass  # recorded in used
-        except Exception as exc:  # any error in student code becomes a message
-            error = f"{type(exc).__name__}: {exc}"
-        finally:
-            if measure:
-                peak = max(0, tracemalloc.get_traced_memory()[1] - before)
-                if not tracing:
-                    tracemalloc.stop()
-        if twice and error is None and not used:
-            try:
-                shared = _share_memory(result, fn(*again))
-            except ForbiddenHelper:
-                pass  # recorded in used
-            except Exception as exc:
-                error = f"{type(exc).__name__}: {exc} (when called a second time)"
-    return Outcome(result, error, tuple(dict.fromkeys(used)), peak, args, shared)
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc} (when called a second time)"
+    return result, error, peak, shared

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .calling import LAYOUTS, Remote, invoke
+from .calling import LAYOUTS, PYTORCH, Remote, invoke
 from .wording import Message, _, joined, written_in
 from .wording import language as wording_language
 
@@ -62,9 +62,9 @@ ATTENTIONS = (
 )
 
 
-# The ways from NumPy arrays into PyTorch: an exercise that asks for NumPy only forbids them
-# (its memory rule is measured on NumPy's allocations, which PyTorch's are not among).
-PYTORCH_ENTRIES = ("torch.from_numpy", "torch.tensor", "torch.as_tensor", "torch.asarray")
+# What an exercise that asks for NumPy only forbids: any PyTorch operation during the call,
+# however it is reached (calling.PYTORCH).
+NUMPY_ONLY = (PYTORCH,)
 
 
 @dataclass(frozen=True)
@@ -303,13 +303,13 @@ def call(
         outcome = invoke(fn, copies, forbidden, measure, layout, fresh_result)
     if outcome.forbidden:
         helpers = joined(_(" and "), [f"`{name}`" for name in outcome.forbidden])
-        if set(outcome.forbidden) <= set(PYTORCH_ENTRIES):
+        if PYTORCH in outcome.forbidden:
             raise Failed(
                 _(
-                    "your function uses {helpers}: this exercise is NumPy only, and the check "
-                    "runs your function with PyTorch's ways in from NumPy made unavailable. "
-                    "Write the computation with NumPy arrays",
-                    helpers=helpers,
+                    "your function runs PyTorch: this exercise is NumPy only, and the check "
+                    "notices every PyTorch operation during the call, however it is reached "
+                    "(torch.zeros, torch.tensor, a tensor's method). Write the computation "
+                    "with NumPy arrays"
                 )
             )
         raise Failed(

@@ -332,7 +332,8 @@ _FAR = [0, 1, 127, 128, 255, 256, 2047, 2049, 32767, 32768, 65535, 65537, 100003
 
 
 def _rope_cases() -> list[tuple[int, np.ndarray]]:
-    """(d, positions) pairs: a worked example, then fresh random ones, the last far out."""
+    """(d, positions) pairs: a worked example, then fresh random ones, one far out, and one
+    token alone."""
     rng = random()
     d_small = 2 * int(rng.integers(2, 17))  # 4 .. 32
     n_small = int(rng.integers(3, 9))
@@ -344,6 +345,7 @@ def _rope_cases() -> list[tuple[int, np.ndarray]]:
         (d_small, rng.choice(60, size=n_small, replace=False)),
         (64, start + np.arange(6)),
         (128, rng.permutation(_FAR)),
+        (6, rng.integers(1, 60, size=1)),  # one token: an answer must keep its axis
     ]
 
 

@@ -5,6 +5,7 @@ import numpy as np
 from ..core import masked_softmax, softmax
 from .harness import (
     ATTENTIONS,
+    NUMPY_ONLY,
     SOFTMAXES,
     Failed,
     Raised,
@@ -497,7 +498,7 @@ def _wrong_masked_weights(w, X, mask, where):
     )
 
 
-@check(forbids=SOFTMAXES + ATTENTIONS)
+@check(forbids=SOFTMAXES + ATTENTIONS + NUMPY_ONLY)
 def check_masked_self_attention(fn):
     """Check ``fn(X, mask) -> (output, weights)``: ``softmax(X X^T)`` with masked keys at 0.
 

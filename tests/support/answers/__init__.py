@@ -34,26 +34,34 @@ FAMILIES = {
     "dtype": "computes or returns another dtype than the inputs'",
     "layout": "right only for arrays laid out in C order in memory",
     "alias": "hands every caller the same array, kept between calls",
-    "batch": "right only for a batch of more than one",
+    "batch": "right only for a batch of more than one, or while no axis has size 1",
     "rank": "right only for some of the ranks the statement allows",
 }
 
 # The families each check is tried with; a new check is listed here.
-_NUMPY = {"known", "structure", "forbidden", "type", "dtype", "layout"}
+_NUMPY = {"known", "structure", "forbidden", "type", "dtype", "layout", "batch"}
 _SOFTMAX = {"shift", "clip"}
 REQUIRED = {
     "check_softmax": _NUMPY | _SOFTMAX | {"rank"},
     "check_single_query_attention": _NUMPY | _SOFTMAX,
-    "check_causal_mask": {"known", "size", "forbidden", "type", "alias"},
+    "check_causal_mask": {"known", "size", "forbidden", "type", "alias", "batch"},
     "check_masked_self_attention": _NUMPY | _SOFTMAX | {"mask"},
     "check_padding_mask": {"known", "mask", "size", "forbidden", "type", "alias", "batch"},
     "check_scaled_dot_product_attention": _NUMPY | _SOFTMAX,
-    "check_mask_forms": {"known", "mask", "type", "dtype"},
+    "check_mask_forms": {"known", "mask", "type", "dtype", "rank", "batch"},
     "check_split_heads": _NUMPY,
     "check_merge_heads": _NUMPY,
-    "check_positional_encoding": {"known", "structure", "size", "forbidden", "type", "alias"},
+    "check_positional_encoding": {
+        "known",
+        "structure",
+        "size",
+        "forbidden",
+        "type",
+        "alias",
+        "batch",
+    },
     "check_rotary_embedding": _NUMPY | {"size"},
-    "check_diagonal_mass": {"known", "structure", "size", "type", "dtype"},
+    "check_diagonal_mass": {"known", "structure", "size", "type", "dtype", "batch"},
     "check_online_softmax_attention": _NUMPY | _SOFTMAX | {"mask", "stream"},
     "check_grouped_query_attention": _NUMPY | _SOFTMAX,
     "check_merge_attention_states": _NUMPY | {"shift"},
@@ -205,6 +213,12 @@ def cached(fn: Callable) -> Callable:
     return wrong
 
 
+def squeezed_family(reference: Callable) -> dict[str, Wrong]:
+    """The answer's size-1 axes dropped (``np.squeeze``): right only while every axis the
+    contract lets be 1 (a batch of one, one head, one query, one key) is longer."""
+    return {"squeezes size-1 axes": Wrong("batch", returning(np.squeeze, reference))}
+
+
 def alias_family(reference: Callable) -> dict[str, Wrong]:
     return {"cached": Wrong("alias", cached(reference), "Return a new array on every call")}
 
@@ -221,10 +235,12 @@ def structure_family(reference: Callable, axes: tuple[int, ...] = (-1,)) -> dict
     return wrong
 
 
-def type_family(reference: Callable) -> dict[str, Wrong]:
+def type_family(reference: Callable, numpy_only: bool = False) -> dict[str, Wrong]:
+    """Lists and tensors for arrays; a NumPy-only check meets the tensors as PyTorch run."""
+    tensors = "this exercise is NumPy only" if numpy_only else "got a torch tensor"
     return {
         "nested lists": Wrong("type", as_lists(reference), "should be a NumPy array"),
-        "torch tensors": Wrong("type", as_tensors(reference), "got a torch tensor"),
+        "torch tensors": Wrong("type", as_tensors(reference), tensors),
     }
 
 

@@ -10,6 +10,7 @@ from tests.support.answers import (
     dtype_family,
     layout_family,
     softmax_families,
+    squeezed_family,
     structure_family,
     type_family,
 )
@@ -80,13 +81,28 @@ SOFTMAX = Answers(
             lambda x: attention(np.eye(x.shape[-1], dtype=x.dtype), x, np.eye(x.shape[-1]))[1],
             "attnkit.core.attention",
         ),
-        "PyTorch's softmax": Wrong("forbidden", lambda x: _torch_softmax(x), "torch"),
+        "PyTorch's softmax": Wrong("forbidden", lambda x: _torch_softmax(x), "NumPy only"),
+        "PyTorch's exp on a tensor from torch.zeros": Wrong(
+            "forbidden", lambda x: _torch_exp_softmax(x), "NumPy only"
+        ),
         "rows only (axis=1)": Wrong("rank", softmax_of_rows, "(it was called with"),
-        **type_family(softmax_reference),
+        **type_family(softmax_reference, numpy_only=True),
         **dtype_family(softmax_reference),
         **layout_family(softmax_reference),
+        **squeezed_family(softmax_reference),
     },
 )
+
+
+def _torch_exp_softmax(x):
+    """The exponentials in PyTorch, on a tensor made by ``torch.zeros`` and filled by a copy."""
+    import torch
+
+    shifted = x - x.max(axis=-1, keepdims=True)
+    e = torch.zeros(x.shape, dtype=torch.float64)
+    e[...] = torch.tensor(shifted.tolist(), dtype=torch.float64)
+    e = e.exp().numpy().astype(x.dtype)
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 def _torch_softmax(x):
@@ -153,6 +169,7 @@ SINGLE_QUERY = Answers(
         **type_family(attend_reference),
         **dtype_family(attend_reference),
         **layout_family(attend_reference),
+        **squeezed_family(attend_reference),
     },
 )
 

@@ -18,10 +18,10 @@ from tests.support.answers import (
     BOTH,
     Answers,
     Wrong,
-    as_tensors,
     dtype_family,
     layout_family,
     softmax_families,
+    squeezed_family,
     structure_family,
     type_family,
 )
@@ -195,6 +195,43 @@ def online_in_torch(Q, K, V, block_size, causal):
 
     Q, K, V = (torch.from_numpy(np.ascontiguousarray(a)) for a in (Q, K, V))
     return F.scaled_dot_product_attention(Q, K, V, is_causal=causal).numpy()
+
+
+def _zeros_and_copy(a):
+    """``a`` copied into a tensor that ``torch.zeros`` made: no way in from NumPy is called."""
+    import torch
+
+    tensor = torch.zeros(a.shape, dtype=torch.float64 if a.dtype == np.float64 else torch.float32)
+    tensor.copy_(torch.utils.dlpack.from_dlpack(np.ascontiguousarray(a)))
+    return tensor
+
+
+def online_in_torch_zeros(Q, K, V, block_size, causal):
+    """The whole matrix in PyTorch, its tensors made by ``torch.zeros`` and a copy."""
+    import torch.nn.functional as F
+
+    Q, K, V = (_zeros_and_copy(a) for a in (Q, K, V))
+    return F.scaled_dot_product_attention(Q, K, V, is_causal=causal).numpy()
+
+
+def online_in_torch_lists(Q, K, V, block_size, causal):
+    """The scores in PyTorch, from ``torch.tensor`` of nested lists, the softmax in NumPy."""
+    import torch
+
+    scores = (torch.tensor(Q.tolist()) @ torch.tensor(K.tolist()).T).numpy().astype(np.float64)
+    scores = scores / np.sqrt(Q.shape[1])
+    if causal:
+        scores = np.where(np.tri(*scores.shape, dtype=bool), scores, -np.inf)
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return (weights / weights.sum(axis=1, keepdims=True) @ V).astype(Q.dtype)
+
+
+def online_in_torch_unwatched(Q, K, V, block_size, causal):
+    """The whole matrix in PyTorch with its Python-level overrides turned off."""
+    import torch
+
+    with torch._C.DisableTorchFunction():
+        return online_in_torch_zeros(Q, K, V, block_size, causal)
 
 
 def online_keys_transposed_once(Q, K, V, block_size, causal):
@@ -424,6 +461,15 @@ ONLINE = Answers(
         "PyTorch, the whole matrix": Wrong(
             "forbidden", online_in_torch, "this exercise is NumPy only"
         ),
+        "PyTorch, tensors from torch.zeros and a copy": Wrong(
+            "forbidden", online_in_torch_zeros, "this exercise is NumPy only"
+        ),
+        "PyTorch, tensors from nested lists": Wrong(
+            "forbidden", online_in_torch_lists, "this exercise is NumPy only"
+        ),
+        "PyTorch with its function overrides disabled": Wrong(
+            "forbidden", online_in_torch_unwatched, "this exercise is NumPy only"
+        ),
         "K transposed once into a contiguous copy": Wrong(
             "stream", online_keys_transposed_once, "as much as a copy of K"
         ),
@@ -463,11 +509,10 @@ ONLINE = Answers(
             ),
             "attnkit.core.masked_softmax",
         ),
-        **type_family(online_reference),
-        # turned into tensors by torch.from_numpy, which a NumPy-only exercise forbids
-        "torch tensors": Wrong("type", as_tensors(online_reference), "this exercise is NumPy only"),
+        **type_family(online_reference, numpy_only=True),
         **dtype_family(online_reference),
         **layout_family(online_reference),
+        **squeezed_family(online_reference),
     },
 )
 
@@ -586,6 +631,7 @@ GQA = Answers(
         **type_family(gqa_reference),
         **dtype_family(gqa_reference),
         **layout_family(gqa_reference),
+        **squeezed_family(gqa_reference),
     },
 )
 
@@ -702,6 +748,7 @@ MERGE = Answers(
         **type_family(merge_reference),
         **dtype_family(merge_reference),
         **layout_family(merge_reference),
+        **squeezed_family(merge_reference),
     },
 )
 

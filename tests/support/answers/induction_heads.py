@@ -8,6 +8,7 @@ from tests.support.answers import (
     Wrong,
     dtype_family,
     layout_family,
+    squeezed_family,
     structure_family,
     type_family,
 )
@@ -99,6 +100,7 @@ INDUCTION_SCORE = Answers(
         **type_family(score_reference),
         **dtype_family(score_reference),
         **layout_family(score_reference),
+        **squeezed_family(score_reference),
     },
 )
 

@@ -12,6 +12,7 @@ from tests.support.answers import (
     dtype_family,
     layout_family,
     returning,
+    squeezed_family,
     structure_family,
     type_family,
 )
@@ -128,6 +129,7 @@ SPLIT = Answers(
         **type_family(split_reference),
         **dtype_family(split_reference),
         **layout_family(split_reference),
+        **squeezed_family(split_reference),
         "through a float64 buffer": Wrong(
             "dtype", split_in_float64, "float32 inputs", dtypes=(np.float32,)
         ),
@@ -220,6 +222,7 @@ MERGE = Answers(
         **type_family(merge_reference),
         **dtype_family(merge_reference),
         **layout_family(merge_reference),
+        **squeezed_family(merge_reference),
         "through a float64 buffer": Wrong(
             "dtype",
             lambda Y: merge_by_loops(Y.astype(np.float64)),

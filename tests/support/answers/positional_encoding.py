@@ -19,6 +19,7 @@ from tests.support.answers import (
     alias_family,
     dtype_family,
     layout_family,
+    squeezed_family,
     structure_family,
     type_family,
 )
@@ -212,6 +213,7 @@ POSITIONAL_ENCODING = Answers(
         ),
         **type_family(pe_reference),
         **alias_family(pe_reference),
+        **squeezed_family(pe_reference),
         "float32": Wrong("type", in_float32, "return float64"),
     },
     float_inputs=False,
@@ -462,6 +464,7 @@ ROTARY_EMBEDDING = Answers(
         **type_family(rope_reference),
         **dtype_family(rope_reference),
         **layout_family(rope_reference),
+        **squeezed_family(rope_reference),
     },
 )
 

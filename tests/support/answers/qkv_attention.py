@@ -16,6 +16,7 @@ from tests.support.answers import (
     dtype_family,
     layout_family,
     softmax_families,
+    squeezed_family,
     structure_family,
     type_family,
 )
@@ -182,6 +183,7 @@ SDPA = Answers(
         **type_family(sdpa_reference),
         **dtype_family(sdpa_reference),
         **layout_family(sdpa_reference),
+        **squeezed_family(sdpa_reference),
         "scaled by np.sqrt(d_k)": Wrong(
             "dtype",
             scaled_by(lambda Q, K, V: np.sqrt(K.shape[-1])),
@@ -241,6 +243,14 @@ def returning_each(change):
 
 FINITE = "holds a finite number where keep hides the key"
 
+
+def mask_forms_of_one_matrix(keep, dtype):
+    """Written for one ``(m, n)`` mask, without the batch axes the contract allows."""
+    m, n = keep.shape
+    additive = torch.zeros(m, n, dtype=dtype).masked_fill(~keep, float("-inf"))
+    return ~keep, additive
+
+
 MASK_FORMS = Answers(
     check_mask_forms,
     right={
@@ -250,6 +260,8 @@ MASK_FORMS = Answers(
         "torch.full": mask_forms_by_full,
     },
     wrong={
+        "one (m, n) mask only": Wrong("rank", mask_forms_of_one_matrix),
+        "squeezes size-1 axes": Wrong("batch", returning_each(torch.squeeze)),
         "keep not negated": Wrong(
             "known", lambda keep, dtype: (keep, mask_forms_reference(keep, dtype)[1]), "equals keep"
         ),

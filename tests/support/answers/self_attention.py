@@ -25,6 +25,7 @@ from tests.support.answers import (
     dtype_family,
     layout_family,
     softmax_families,
+    squeezed_family,
     structure_family,
     type_family,
 )
@@ -84,6 +85,7 @@ CAUSAL_MASK = Answers(
         ),
         **type_family(causal_reference),
         **alias_family(causal_reference),
+        **squeezed_family(causal_reference),
     },
     float_inputs=False,
 )
@@ -105,6 +107,18 @@ def masked_self_attend(X, mask):
     e = np.exp(shifted)  # masked: 0
     weights = e / e.sum(axis=1, keepdims=True)  # (n, n)
     return weights @ X, weights  # (n, d), (n, n)
+
+
+def masked_scores_in_torch(X, mask):
+    """The scores computed by PyTorch on tensors made from nested lists, the rest as the
+    chapter's solution: right, but not NumPy only."""
+    import torch
+
+    rows = torch.tensor(X.tolist(), dtype=torch.float64)
+    scores = np.where(mask, (rows @ rows.T).numpy(), -np.inf)
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights = (e / e.sum(axis=1, keepdims=True)).astype(X.dtype)
+    return weights @ X, weights
 
 
 def masked_with(softmax, fill=-np.inf, mask_of=lambda mask: mask):
@@ -300,9 +314,13 @@ MASKED_SELF_ATTENTION = Answers(
             ),
             "attnkit.core.grouped_query_attention",
         ),
-        **type_family(masked_self_attend),
+        "the scores in PyTorch, from torch.tensor of lists": Wrong(
+            "forbidden", masked_scores_in_torch, "NumPy only"
+        ),
+        **type_family(masked_self_attend, numpy_only=True),
         **dtype_family(masked_self_attend),
         **layout_family(masked_self_attend),
+        **squeezed_family(masked_self_attend),
     },
 )
 
@@ -480,6 +498,7 @@ PADDING_MASK = Answers(
         ),
         **type_family(padding_mask_reference),
         **alias_family(padding_mask_reference),
+        **squeezed_family(padding_mask_reference),
     },
     float_inputs=False,
 )

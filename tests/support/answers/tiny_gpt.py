@@ -11,6 +11,7 @@ from tests.support.answers import (
     dtype_family,
     layout_family,
     softmax_families,
+    squeezed_family,
     structure_family,
     type_family,
 )
@@ -214,6 +215,7 @@ ROPE_ATTENTION = Answers(
         **type_family(rope_reference),
         **dtype_family(rope_reference),
         **layout_family(rope_reference),
+        **squeezed_family(rope_reference),
     },
 )
 
@@ -365,6 +367,7 @@ TOP_K = Answers(
         **type_family(top_k_reference),
         **dtype_family(top_k_reference),
         **layout_family(top_k_reference),
+        **squeezed_family(top_k_reference),
     },
 )
 

@@ -131,6 +131,10 @@ DIAGONAL_MASS = Answers(
             lambda w, k: torch.diagonal(w, k, dim1=-2, dim2=-1).sum(-1).mean(0) / w.shape[-1],
             "you divided by all n",
         ),
+        "squeezes size-1 axes": Wrong("batch", changed(diagonal_mass_reference, torch.squeeze)),
+        "the batch axis squeezed away": Wrong(
+            "batch", lambda w, k: diagonal_mass_reference(w.squeeze(), k)
+        ),
         "rounded": Wrong("structure", changed(diagonal_mass_reference, torch.round)),
         "rounded to 2 decimals": Wrong(
             "structure", changed(diagonal_mass_reference, lambda m: torch.round(m, decimals=2))
