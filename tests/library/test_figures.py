@@ -2,8 +2,11 @@
 
 import importlib.util
 
+import matplotlib.pyplot as plt
 import pytest
 
+from attnkit import figure_text
+from tests.library.test_figure_text import english_left, shown_texts
 from tests.support.book import ROOT
 
 SCRIPTS = sorted((ROOT / "figures").glob("make_*.py"))
@@ -23,3 +26,19 @@ def test_committed_figure_matches_its_script(script, tmp_path):
         assert kept.is_file() and drawn.read_bytes() == kept.read_bytes(), (
             f"{kept.name} is out of date: run .venv/bin/python figures/{script.name}"
         )
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_the_static_figures_in_japanese_have_no_english_label(script, monkeypatch):
+    spec = importlib.util.spec_from_file_location(script.stem, script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not hasattr(module, "save_in_languages"):
+        pytest.skip(f"{script.name} draws no figure a page shows (the site's card)")
+    drawn = []
+    monkeypatch.setattr(module, "save_in_languages", lambda fig, path, **_: drawn.append(fig) or [])
+    module.main()
+    (fig,) = drawn
+    with figure_text.in_language(fig, "ja") as missing:
+        assert missing == [] and english_left(shown_texts(fig)) == []
+    plt.close(fig)
