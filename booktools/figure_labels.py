@@ -2,11 +2,11 @@
 
 Run after the chapters have run (``make book``), from the repository root:
 ``python -m booktools.figure_labels _build/.jupyter_cache``. Each shown figure's output
-carries the labels its language's catalogue lacked (``attnkit.plots.retina_png``); each is
-added to ``chapters/attnkit/locales/<language>/LC_MESSAGES/figures.po`` with an empty
-translation, for a translator to fill in, and those notebooks leave the execution cache, so that
-the next build draws their figures again with the filled-in catalogue. (The static figures'
-scripts name theirs.)
+carries the labels its language's catalogue lacked (``attnkit.plots.retina_png``); each one
+the catalogue still lacks is added to ``chapters/attnkit/locales/<language>/LC_MESSAGES/
+figures.po`` with an empty translation, for a translator to fill in, and those notebooks leave
+the execution cache, so that the next build draws their figures again with the filled-in
+catalogue. (The static figures' scripts name theirs.)
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 
 from jupyter_cache import get_cache
 
-from attnkit.figure_text import catalogue_path
+from attnkit.figure_text import catalogue, catalogue_path
 from attnkit.plots import UNTRANSLATED
 
 
@@ -49,9 +49,10 @@ def main(cache_path: str) -> None:
         cache.remove_cache(record)
     for language, labels in found.items():
         path = catalogue_path(language)
-        with path.open("a", encoding="utf-8") as catalogue:
+        labels = [label for label in labels if label not in catalogue(language)]
+        with path.open("a", encoding="utf-8") as po:
             for label in labels:
-                catalogue.write(f'\nmsgid {po_string(label)}\nmsgstr ""\n')
+                po.write(f'\nmsgid {po_string(label)}\nmsgstr ""\n')
         print(f"{path}: {len(labels)} labels to translate")
 
 

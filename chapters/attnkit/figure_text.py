@@ -8,7 +8,9 @@ whole in the catalogue of figure labels, ``locales/<language>/LC_MESSAGES/figure
 this module, and drawn in the language's font. A text has words when it has two Latin letters
 in a row outside mathtext (``$...$``): numbers, symbols such as ``x`` or ``A`` and formulas
 stay as they are. A token of an example sentence stays English by an entry that gives it
-unchanged, as the cell's printed output shows it.
+unchanged, as the cell's printed output shows it. A label with a number the code computes
+("validation loss: 2.29") is found by its template, each number written ``{}`` ("validation
+loss: {}"), where the label itself has no entry.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ DOMAIN = "figures"
 FONTS = {"ja": ["IPAexGothic", "DejaVu Sans"]}  # the language's font first, Latin after it
 MATH = re.compile(r"(?<!\\)\$.*?(?<!\\)\$")
 WORD = re.compile(r"[A-Za-z]{2}")
+NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 
 
 def catalogue_path(language: str) -> Path:
@@ -68,11 +71,15 @@ def in_language(fig, language: str):
     missing: list[str] = []
 
     def translated(text: str) -> str:
-        if not has_words(text):
-            return text
-        if text not in words:
-            missing.append(text)
-        return words.get(text, text)
+        if not has_words(text) or text in words:
+            return words.get(text, text)
+        # a label with a computed number ("validation loss: 2.29") by its template's entry
+        template = NUMBER.sub("{}", text)
+        if template in words:
+            numbers = iter(NUMBER.findall(text))
+            return re.sub(r"\{\}", lambda _: next(numbers), words[template])
+        missing.append(template)
+        return text
 
     # tick labels are written again by their formatter at each drawing: translate those
     formatters = []

@@ -18,8 +18,8 @@ JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 KEPT = {english for english, japanese in figure_text.catalogue("ja").items() if english == japanese}
 
 
-# names the Japanese pages write in Latin letters too: a layer's, a class's
-NAMES = re.compile(r"(?<![A-Za-z])(LayerNorm|nn\.Transformer)(?![A-Za-z])")
+# names and units the Japanese pages write in Latin letters too
+NAMES = re.compile(r"(?<![A-Za-z])(LayerNorm|nn\.Transformer|NTK-aware|ms|MiB)(?![A-Za-z])")
 
 
 def english_left(texts):
@@ -108,4 +108,16 @@ def test_a_figure_without_words_carries_no_translation():
     ax.plot([0, 1], [0, 1])
     _png, metadata = plots.retina_png(fig)
     assert plots.TRANSLATIONS not in metadata
+    plt.close(fig)
+
+
+def test_a_label_with_a_computed_number_is_found_by_its_template():
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [2.29, 2.29], label="validation loss: 2.29")
+    ax.legend()
+    ax.set_title("unknown loss: 1.5")
+    with figure_text.in_language(fig, "ja") as missing:
+        japanese = shown_texts(fig)
+    assert "検証損失：2.29" in japanese
+    assert missing == ["unknown loss: {}"]
     plt.close(fig)
