@@ -52,21 +52,25 @@ def has_words(text: str) -> bool:
     return bool(WORD.search(MATH.sub("", text)))
 
 
-def _texts(fig) -> list[Text]:
-    """The figure's visible texts, drawn first so that its ticks exist."""
-    fig.canvas.draw()
+def _texts(fig, draw: bool = True) -> list[Text]:
+    """The figure's visible texts, drawn first (unless it just was) so that its ticks exist."""
+    if draw:
+        fig.canvas.draw()
     return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text()]
 
 
-def labels(fig) -> list[str]:
-    """The texts of ``fig`` that have words, each once, in the order they are found."""
-    return list(dict.fromkeys(t.get_text() for t in _texts(fig) if has_words(t.get_text())))
+def labels(fig, drawn: bool = False) -> list[str]:
+    """The texts of ``fig`` that have words, each once, in the order they are found (``drawn``:
+    it was just drawn, as it is when saved)."""
+    texts = _texts(fig, draw=not drawn)
+    return list(dict.fromkeys(t.get_text() for t in texts if has_words(t.get_text())))
 
 
 @contextmanager
-def in_language(fig, language: str):
+def in_language(fig, language: str, drawn: bool = False):
     """Within the block, ``fig`` has its words in ``language`` and its language's font; after
-    it, as it was. Yields the labels the catalogue lacks (they stay English)."""
+    it, as it was (``drawn``: it was just drawn, so its ticks exist). Yields the labels the
+    catalogue lacks (they stay English), each once after the block, all found by then."""
     words = catalogue(language)
     missing: list[str] = []
 
@@ -96,14 +100,15 @@ def in_language(fig, language: str):
                 replacement = FuncFormatter(lambda x, pos, f=original: translated(f(x, pos)))
                 formatters.append((put, original))
                 put(replacement)
-    texts = _texts(fig)
+    texts = _texts(fig, draw=not drawn)
     saved = [(t, t.get_text(), t.get_fontproperties().copy()) for t in texts]
     for t in texts:
         t.set_text(translated(t.get_text()))
         t.set_fontfamily(FONTS[language])
     try:
-        yield list(dict.fromkeys(missing))
+        yield missing  # filled as the figure is drawn: its tick labels too
     finally:
+        missing[:] = dict.fromkeys(missing)
         for t, text, font in saved:
             t.set_text(text)
             t.set_fontproperties(font)

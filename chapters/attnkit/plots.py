@@ -133,10 +133,10 @@ def retina_png(fig):
     png = _png(fig)
     width, height = np.round(fig.get_size_inches() * fig.dpi).astype(int)
     metadata = {"width": int(width), "height": int(height)}
-    if TRANSLATED_INTO and figure_text.labels(fig):
+    if TRANSLATED_INTO and figure_text.labels(fig, drawn=True):
         metadata[TRANSLATIONS], metadata[UNTRANSLATED] = {}, {}
         for language in TRANSLATED_INTO:
-            with figure_text.in_language(fig, language) as missing:
+            with figure_text.in_language(fig, language, drawn=True) as missing:
                 metadata[TRANSLATIONS][language] = _base64(_png(fig))
             metadata[UNTRANSLATED][language] = missing
     return _base64(png), metadata

@@ -121,3 +121,11 @@ def test_a_label_with_a_computed_number_is_found_by_its_template():
     assert "検証損失：2.29" in japanese
     assert missing == ["unknown loss: {}"]
     plt.close(fig)
+
+
+def test_a_shown_figure_names_the_tick_labels_it_lacks():
+    fig, ax = plt.subplots()
+    ax.set_xticks([0, 1], ["encoder", "a tick nobody translated"])
+    _png, metadata = plots.retina_png(fig)
+    assert metadata[plots.UNTRANSLATED] == {"ja": ["a tick nobody translated"]}
+    plt.close(fig)
