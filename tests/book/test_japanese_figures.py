@@ -5,8 +5,8 @@ the drawings' own text: tests/library/test_figure_text.py)."""
 import re
 from binascii import a2b_base64
 
-import nbformat
 import pytest
+from jupyter_cache import get_cache
 
 from attnkit.plots import TRANSLATIONS
 from tests.support.book import ROOT, chapter_files
@@ -28,31 +28,36 @@ def pictures(html_dir, page):
     return [(folder / src).resolve().read_bytes() for src in IMAGE.findall(article)]
 
 
-def japanese_drawings(html_dir, page) -> dict[bytes, bytes]:
-    """English picture: its Japanese drawing, for the page's shown figures (carried in the
-    executed notebook's outputs) and the static figures (figures/<name>.ja.svg)."""
+@pytest.fixture(scope="module")
+def japanese_drawings(editions) -> dict[bytes, bytes]:
+    """English picture: its Japanese drawing, for the shown figures (carried in the outputs of
+    the execution cache the build read) and the static figures (figures/<name>.ja.svg)."""
+    english_dir, _ = editions
     drawings = {
         (
             ROOT / "figures" / f"{svg.name.removesuffix('.ja.svg')}.svg"
         ).read_bytes(): svg.read_bytes()
         for svg in (ROOT / "figures").glob("*.ja.svg")
     }
-    executed = html_dir.parent / "jupyter_execute" / f"{page}.ipynb"
-    for cell in nbformat.read(executed, as_version=4).cells:
-        for output in cell.get("outputs", []):
-            translations = output.get("metadata", {}).get("image/png", {}).get(TRANSLATIONS, {})
-            if "ja" in translations:
-                english = a2b_base64(output["data"]["image/png"])
-                drawings[english] = a2b_base64(translations["ja"])
+    cache = get_cache(english_dir.parent / ".jupyter_cache")
+    for record in cache.list_cache_records():
+        for cell in cache.get_cache_bundle(record.pk).nb.cells:
+            for output in cell.get("outputs", []):
+                metadata = output.get("metadata", {}).get("image/png", {})
+                if "ja" in metadata.get(TRANSLATIONS, {}):
+                    english = a2b_base64(output["data"]["image/png"])
+                    drawings[english] = a2b_base64(metadata[TRANSLATIONS]["ja"])
     return drawings
 
 
-@pytest.mark.parametrize("page", [f"chapters/{f.stem}" for f in chapter_files()])
-def test_a_japanese_page_shows_each_figure_with_words_in_japanese(editions, page):
+@pytest.mark.parametrize("page", [str(chapter) for chapter in chapter_files()])
+def test_a_japanese_page_shows_each_figure_with_words_in_japanese(
+    editions, japanese_drawings, page
+):
     english_dir, japanese_dir = editions
     english, japanese = pictures(english_dir, page), pictures(japanese_dir, page)
     assert len(english) == len(japanese), f"{page}: the editions show different pictures"
-    drawings = japanese_drawings(english_dir, page)
+    drawings = japanese_drawings
     translated = 0
     for number, (shown_english, shown_japanese) in enumerate(zip(english, japanese), 1):
         expected = drawings.get(shown_english, shown_english)
