@@ -13,23 +13,9 @@ import pytest
 
 from attnkit import figure_text, plots
 from tests.support.book import ROOT
+from tests.support.figure_labels import english_left, shown_texts
 
 JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
-KEPT = {english for english, japanese in figure_text.catalogue("ja").items() if english == japanese}
-
-
-# names and units the Japanese pages write in Latin letters too
-NAMES = re.compile(r"(?<![A-Za-z])(LayerNorm|nn\.Transformer|NTK-aware|ms|MiB)(?![A-Za-z])")
-
-
-def english_left(texts):
-    """The texts that still have English words, but for labels the catalogue keeps as they are
-    (a token of an example sentence) and names."""
-    return [t for t in texts if t not in KEPT and figure_text.has_words(NAMES.sub("", t))]
-
-
-def shown_texts(fig):
-    return [t.get_text() for t in figure_text._texts(fig)]
 
 
 def a_figure_with_every_kind_of_text():

@@ -6,8 +6,8 @@ import matplotlib.pyplot as plt
 import pytest
 
 from attnkit import figure_text
-from tests.library.test_figure_text import english_left, shown_texts
 from tests.support.book import ROOT
+from tests.support.figure_labels import english_left, shown_texts
 
 SCRIPTS = sorted((ROOT / "figures").glob("make_*.py"))
 
