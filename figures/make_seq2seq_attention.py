@@ -14,6 +14,7 @@ import numpy as np
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from attnkit.core import attention
+from attnkit.figure_text import save_in_languages
 from attnkit.plots import CMAP, COLUMN_PX, DPI
 
 HERE = Path(__file__).resolve().parent
@@ -95,8 +96,8 @@ def main(path=HERE / "seq2seq-attention.svg"):
     ax.set_xlim(-0.6, dec_x[-1] + 0.6)
     ax.set_ylim(-1.0, 2.0)
     ax.axis("off")
-    fig.savefig(path, metadata={"Date": None})
-    print(f"wrote {path}")
+    for written in save_in_languages(fig, path, metadata={"Date": None}):
+        print(f"wrote {written}")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
+from attnkit.figure_text import save_in_languages
 from attnkit.plots import COLUMN_PX, DPI
 
 HERE = Path(__file__).resolve().parent
@@ -192,8 +193,8 @@ def main(path=HERE / "transformer.svg"):
     ax.set_xlim(0, 10)
     ax.set_ylim(-0.8, top + STEP + 0.9)
     ax.axis("off")
-    fig.savefig(path, metadata={"Date": None})
-    print(f"wrote {path}")
+    for written in save_in_languages(fig, path, metadata={"Date": None}):
+        print(f"wrote {written}")
 
 
 if __name__ == "__main__":

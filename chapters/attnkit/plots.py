@@ -23,6 +23,8 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from PIL import Image
 
+from attnkit import figure_text
+
 __all__ = [
     "COLUMN_INCHES",
     "attention_heatmap",
@@ -98,23 +100,46 @@ def _font(language: str) -> dict:
     return {"fontfamily": [JAPANESE_FONT, "DejaVu Sans"]} if language == "ja" else {}
 
 
-def retina_png(fig):
-    """``fig`` as Jupyter shows it in the book's style: a PNG of twice its pixels, sharp on
-    high-density screens, with its display size (the size it was drawn at) in the metadata.
+# The languages a shown figure is also drawn in, carried in its output's metadata under
+# TRANSLATIONS (the picture, in base64) and UNTRANSLATED (the labels the catalogue lacks): the
+# book runs its cells in English, and its Japanese edition shows these (attnkit.figure_text)
+TRANSLATED_INTO = ("ja",)
+TRANSLATIONS = "translations"
+UNTRANSLATED = "untranslated"
 
-    In 256 colours: a third of the bytes of full colour, and no visible difference in plots
-    of flat colours and text. Returns the PNG in base64 and the metadata, as IPython expects.
-    """
+
+def _png(fig) -> bytes:
+    """``fig`` as a PNG of twice its pixels, in 256 colours."""
     drawn = io.BytesIO()
     fig.savefig(drawn, format="png", dpi=2 * fig.dpi)
     image = Image.open(drawn).convert("RGB").quantize(256, method=Image.Quantize.FASTOCTREE)
     png = io.BytesIO()
     image.save(png, format="png")
+    return png.getvalue()
+
+
+def _base64(data: bytes) -> str:
+    return b2a_base64(data, newline=False).decode("ascii")
+
+
+def retina_png(fig):
+    """``fig`` as Jupyter shows it in the book's style: a PNG of twice its pixels, sharp on
+    high-density screens, with its display size (the size it was drawn at) in the metadata,
+    and, where it has words, the same figure in each of TRANSLATED_INTO's languages.
+
+    In 256 colours: a third of the bytes of full colour, and no visible difference in plots
+    of flat colours and text. Returns the PNG in base64 and the metadata, as IPython expects.
+    """
+    png = _png(fig)
     width, height = np.round(fig.get_size_inches() * fig.dpi).astype(int)
-    return b2a_base64(png.getvalue(), newline=False).decode("ascii"), {
-        "width": int(width),
-        "height": int(height),
-    }
+    metadata = {"width": int(width), "height": int(height)}
+    if TRANSLATED_INTO and figure_text.labels(fig, drawn=True):
+        metadata[TRANSLATIONS], metadata[UNTRANSLATED] = {}, {}
+        for language in TRANSLATED_INTO:
+            with figure_text.in_language(fig, language, drawn=True) as missing:
+                metadata[TRANSLATIONS][language] = _base64(_png(fig))
+            metadata[UNTRANSLATED][language] = missing
+    return _base64(png), metadata
 
 
 def use_book_style():

@@ -6,6 +6,7 @@ blocks); each names in its docstring or header what it relies on and why. When a
 pinned package moves one of these, the test of that internal fails here with a message naming
 the package's module and the book's piece, instead of a page that quietly renders wrong."""
 
+import dataclasses
 import importlib
 import inspect
 import re
@@ -54,6 +55,21 @@ def test_numbered_references_wraps_the_standard_domains_numref_resolver():
     )
     assert "env.get_doctree(" in source(resolve), moved(
         "StandardDomain._resolve_numref_xref's env.get_doctree", "_ext/numbered_references.py"
+    )
+
+
+def test_translated_figures_wraps_myst_nbs_image_renderer():
+    from myst_nb.core.render import MimeData, NbElementRenderer
+
+    render_image = getattr(NbElementRenderer, "render_image", None)
+    assert render_image is not None and parameters(render_image) == ["self", "data"], moved(
+        "myst_nb.core.render.NbElementRenderer.render_image", "_ext/translated_figures.py"
+    )
+    assert {"content", "output_metadata", "mime_type"} <= {
+        field.name for field in dataclasses.fields(MimeData)
+    }, moved("myst_nb.core.render.MimeData's fields", "_ext/translated_figures.py")
+    assert "data.content" in source(render_image), moved(
+        "NbElementRenderer.render_image's reading of data.content", "_ext/translated_figures.py"
     )
 
 

@@ -13,8 +13,10 @@ from tests.support.terms import Term, quotes_forms, terms, variants_in
 from tests.support.widget_words import FRONT_ENDS, flat, read_words
 
 TERMS = terms()
+# the pages', the figures' labels (attnkit.figure_text), the checks' messages
 CATALOGUES = sorted((ROOT / "locales" / "ja").rglob("*.po")) + [
-    ROOT / "chapters" / "attnkit" / "exercises" / "locales" / "ja" / "LC_MESSAGES" / "checks.po"
+    ROOT / "chapters" / "attnkit" / "locales" / "ja" / "LC_MESSAGES" / "figures.po",
+    ROOT / "chapters" / "attnkit" / "exercises" / "locales" / "ja" / "LC_MESSAGES" / "checks.po",
 ]
 GLOSSARY = ROOT / "locales" / "ja" / "LC_MESSAGES" / "appendix" / "glossary.po"
 # English words the prose also uses in their everyday sense ("the point of the exercise"): their

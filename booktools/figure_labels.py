@@ -1,0 +1,60 @@
+"""The chapters' figure labels that the catalogue of figure labels lacks, added to it.
+
+Run after the chapters have run (``make book``), from the repository root:
+``python -m booktools.figure_labels _build/.jupyter_cache``. Each shown figure's output
+carries the labels its language's catalogue lacked (``attnkit.plots.retina_png``); each one
+the catalogue still lacks is added to ``chapters/attnkit/locales/<language>/LC_MESSAGES/
+figures.po`` with an empty translation, for a translator to fill in, and those notebooks leave
+the execution cache, so that the next build draws their figures again with the filled-in
+catalogue. (The static figures' scripts name theirs.)
+"""
+
+from __future__ import annotations
+
+import sys
+
+from jupyter_cache import get_cache
+
+from attnkit.figure_text import catalogue, catalogue_path
+from attnkit.plots import UNTRANSLATED
+
+
+def untranslated(cache) -> tuple[dict[str, list[str]], list[int]]:
+    """``language: labels`` the cached notebooks' figures lack, each once, and the cache
+    records of the notebooks that lack any."""
+    found: dict[str, dict[str, None]] = {}
+    records = []
+    for record in cache.list_cache_records():
+        notebook = cache.get_cache_bundle(record.pk).nb
+        for cell in notebook.cells:
+            for output in cell.get("outputs", []):
+                for metadata in output.get("metadata", {}).values():
+                    if not isinstance(metadata, dict):
+                        continue
+                    for language, labels in metadata.get(UNTRANSLATED, {}).items():
+                        found.setdefault(language, {}).update(dict.fromkeys(labels))
+                        if labels and record.pk not in records:
+                            records.append(record.pk)
+    return {language: list(labels) for language, labels in found.items()}, records
+
+
+def po_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def main(cache_path: str) -> None:
+    cache = get_cache(cache_path)
+    found, records = untranslated(cache)
+    for record in records:
+        cache.remove_cache(record)
+    for language, labels in found.items():
+        path = catalogue_path(language)
+        labels = [label for label in labels if label not in catalogue(language)]
+        with path.open("a", encoding="utf-8") as po:
+            for label in labels:
+                po.write(f'\nmsgid {po_string(label)}\nmsgstr ""\n')
+        print(f"{path}: {len(labels)} labels to translate")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
