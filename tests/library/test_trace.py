@@ -259,3 +259,18 @@ def test_the_drawing_speaks_the_checks_language(monkeypatch):
         'lang="ja"' in japanese and "1 手順の表（指摘 2 件）" in japanese and "T と H" in japanese
     )
     assert japanese.count('data-flagged="true"') == english.count('data-flagged="true"') == 1
+
+
+# --- attnkit.core keeps traced arrays -----------------------------------------------------------
+
+
+def test_functions_built_on_attnkit_core_are_traced_inside():
+    found = trace(lambda Q, K, V: attnkit.core.scaled_dot_product_attention(Q, K, V)[0], *SDPA[0])
+    assert [step.kind for step in found.steps].count("matmul") == 2, str(found)
+    assert found.flags == [] and [a.name for a in found.output] == ["m", "d_v"]
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix's own warning
+def test_core_turns_the_subclasses_whose_arithmetic_differs_into_plain_arrays():
+    for odd in (np.matrix([[1.0, 2.0]]), np.ma.masked_array([[1.0, 2.0]], mask=[[0, 1]])):
+        assert type(attnkit.core.as_float_array(odd, "x")) is np.ndarray
