@@ -49,6 +49,7 @@ from assignments.exercises import STUB_MARK, assignment_settings, coding_exercis
 from assignments.sandbox import Limits, NotebookProcess, ProcessEnded, bubblewrap
 from assignments.sheet import CELL_CHARACTERS, cut, printable, safe_cell
 from attnkit.exercises.calling import Outcome, Remote
+from attnkit.exercises.tracing import unpacked
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = [
@@ -251,6 +252,15 @@ class StudentFunction(Remote):
             args=tuple(reply.get("args") or ()),
             shared=reply.get("shared") is True,
         )
+
+    def trace(self, check: str, forbidden: tuple[str, ...]) -> dict | None:
+        """The trace of the notebook's function, made in its sandbox (harness checks what
+        comes back); None when the process cannot give it."""
+        try:
+            reply = self.process.call(self.name, (), forbidden, {"trace": check}, self.deadline)
+        except ProcessEnded:
+            return None
+        return unpacked(reply.get("trace"))
 
 
 def grade_notebook(
