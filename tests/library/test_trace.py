@@ -353,3 +353,19 @@ def test_the_trace_of_a_check_calls_no_forbidden_helper():
     forbidden = ("attnkit.core.softmax",)
     assert traced(uses_softmax, "check_scaled_dot_product_attention", forbidden) is None
     assert traced(uses_softmax, "check_scaled_dot_product_attention") is not None
+
+
+def test_a_composite_axis_of_its_own_names_grouped_query_attentions_groups():
+    groups = {"g": 29, "r": 31, "h": ("g", "r")}  # h query heads, g groups of r
+    found = trace(
+        attnkit.core.grouped_query_attention,
+        *("h T d_k", "g T' d_k", "g T' d_v"),
+        sizes=groups,
+        expect="h T d_v",
+    )
+    assert found.flags == [], str(found)
+    first = found.steps[0]
+    assert (first.kind, [a.name for a in first.output]) == ("reshape", ["g", "r", "T", "d_k"])
+    assert first.line == line_of(attnkit.core.grouped_query_attention, "grouped_q = q.reshape")
+    with pytest.raises(ValueError, match="made of atomic names"):
+        trace(np.sum, "h T", sizes={"h": ("g", "T")})
