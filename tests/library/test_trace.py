@@ -310,7 +310,7 @@ def test_a_rejected_answer_of_no_axis_mistake_and_a_right_one_show_no_trace():
 
 
 def test_the_book_writes_a_verdicts_trace_in_the_editions_language():
-    from _ext.translated_verdicts import in_language
+    from translated_verdicts import in_language
 
     found = traced(heads_answers.SPLIT.wrong["straight to (b, h, n, d_k)"].fn, "check_split_heads")
     english = verdict_html(False, "wrong", "en", found)
