@@ -301,7 +301,7 @@ def grade_notebook(
             if ended is not None:
                 rows.append(row(question, _status(ended), ended))
             else:
-                rows.append(row(question, GRADED, result.message, result.passed))
+                rows.append(row(question, GRADED, result.report, result.passed))
     finally:
         if process is not None:
             process.stop()

@@ -296,17 +296,18 @@ def test_a_rejected_answer_whose_axes_went_wrong_shows_its_trace(monkeypatch, la
     result = check_split_heads(wrong)
     line = line_of(wrong, "reshape")
     assert not result.passed
-    assert f"multi_head_attention.py:{line} reshape" in result.message  # the step and its line
-    assert ("T と H" if language == "ja" else "mixes T and H") in result.message
+    assert f"multi_head_attention.py:{line} reshape" in result.report  # the step and its line
+    assert ("T と H" if language == "ja" else "mixes T and H") in result.report
+    assert "trace of" not in result.message  # the check's own words, written in any language
     drawing = result._repr_html_()
     assert drawing.count('data-flagged="true"') == 1 and f'lang="{language}"' in drawing
 
 
 def test_a_rejected_answer_of_no_axis_mistake_and_a_right_one_show_no_trace():
     unscaled = qkv_answers.SDPA.wrong["not scaled"].fn
-    assert "trace of" not in check_split_heads(heads_answers.SPLIT.right["reference"]).message
+    assert "trace of" not in check_split_heads(heads_answers.SPLIT.right["reference"]).report
     rejected = attnkit.exercises.qkv_attention.check_scaled_dot_product_attention(unscaled)
-    assert not rejected.passed and "trace of" not in rejected.message
+    assert not rejected.passed and "trace of" not in rejected.report
 
 
 def test_the_book_writes_a_verdicts_trace_in_the_editions_language():
@@ -339,9 +340,9 @@ def test_a_grader_shows_only_a_trace_made_of_strings():
         def trace(self, check, forbidden):
             return self.sent
 
-    assert "trace of" in check_split_heads(Sandboxed(found)).message
+    assert "trace of" in check_split_heads(Sandboxed(found)).report
     forged = {"text": {"en": object(), "ja": ""}, "html": {"en": "", "ja": ""}}
-    assert "trace of" not in check_split_heads(Sandboxed(forged)).message
+    assert "trace of" not in check_split_heads(Sandboxed(forged)).report
 
 
 def test_the_trace_of_a_check_calls_no_forbidden_helper():

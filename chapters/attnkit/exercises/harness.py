@@ -126,7 +126,7 @@ class CheckResult:
         self._passed = bool(passed)
         # a rejected answer's trace (tracing.py) follows the message as a table, or is drawn
         self._trace = trace
-        self._message = str(message) + _trace_text(trace, wording_language())
+        self._message = str(message)
         # what the message was written from, to write it in another language (wording.py)
         self._parts = message.parts() if isinstance(message, Message) else self._message
         self._read = False
@@ -146,11 +146,17 @@ class CheckResult:
         another language with ``wording.written_in``."""
         return self._parts
 
+    @property
+    def report(self) -> str:
+        """The message, then the table of the answer's trace where it has one (a rejected
+        answer whose axes went wrong): what a grader's report shows."""
+        return self.message + _trace_text(self._trace, wording_language())
+
     def __bool__(self) -> bool:
         return self._passed
 
     def __repr__(self) -> str:
-        return ("✓ " if self._passed else _("✗ failed:") + " ") + self.message
+        return ("✓ " if self._passed else _("✗ failed:") + " ") + self.report
 
     def _repr_html_(self) -> str:
         self._read = True
