@@ -15,9 +15,14 @@ import re
 
 from docutils import nodes
 
-from attnkit.exercises.harness import VERDICT_ATTRIBUTE, verdict_html
+from attnkit.exercises.harness import TRACE_CLASS, VERDICT_ATTRIBUTE, verdict_html
 
-VERDICT = re.compile(rf'<div [^>]*\b{VERDICT_ATTRIBUTE}="([^"]*)"[^>]*>.*?</div>', re.S)
+# the box, and the drawing of the answer's trace that follows it (harness.TRACE_CLASS)
+VERDICT = re.compile(
+    rf'<div [^>]*\b{VERDICT_ATTRIBUTE}="([^"]*)"[^>]*>.*?</div>'
+    rf'(?:<section class="{TRACE_CLASS}">.*?</section>)?',
+    re.S,
+)
 
 
 def in_language(text: str, language: str) -> str:
@@ -25,7 +30,7 @@ def in_language(text: str, language: str) -> str:
 
     def written(match):
         verdict = json.loads(html.unescape(match.group(1)))
-        return verdict_html(verdict["passed"], verdict["parts"], language)
+        return verdict_html(verdict["passed"], verdict["parts"], language, verdict.get("trace"))
 
     return VERDICT.sub(written, text)
 

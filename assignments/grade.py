@@ -49,6 +49,7 @@ from assignments.exercises import STUB_MARK, assignment_settings, coding_exercis
 from assignments.sandbox import Limits, NotebookProcess, ProcessEnded, bubblewrap
 from assignments.sheet import CELL_CHARACTERS, cut, printable, safe_cell
 from attnkit.exercises.calling import Outcome, Remote
+from attnkit.exercises.tracing import unpacked
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = [
@@ -252,6 +253,15 @@ class StudentFunction(Remote):
             shared=reply.get("shared") is True,
         )
 
+    def trace(self, check: str, forbidden: tuple[str, ...]) -> dict | None:
+        """The trace of the notebook's function, made in its sandbox (harness checks what
+        comes back); None when the process cannot give it."""
+        try:
+            reply = self.process.call(self.name, (), forbidden, {"trace": check}, self.deadline)
+        except ProcessEnded:
+            return None
+        return unpacked(reply.get("trace"))
+
 
 def grade_notebook(
     submission: Submission,
@@ -291,7 +301,7 @@ def grade_notebook(
             if ended is not None:
                 rows.append(row(question, _status(ended), ended))
             else:
-                rows.append(row(question, GRADED, result.message, result.passed))
+                rows.append(row(question, GRADED, result.report, result.passed))
     finally:
         if process is not None:
             process.stop()

@@ -22,6 +22,7 @@ from assignments import wire
 
 # Taken before any student code runs, which may replace what the modules hold.
 from attnkit.exercises.calling import LAYOUTS, invoke
+from attnkit.exercises.tracing import packed, traced
 
 
 def _leave_out(node: ast.stmt) -> bool:
@@ -85,6 +86,10 @@ def serve(shell, read, out_fd: int) -> None:
         fn = shell.user_ns.get(request["function"])
         if not callable(fn):
             wire.send(out_fd, {"missing": True})
+            continue
+        if request.get("trace"):  # a rejected answer's trace, as plain strings
+            found = traced(fn, str(request["trace"]), tuple(request["forbidden"]))
+            wire.send(out_fd, {"trace": packed(found)})
             continue
         layout = request.get("layout")
         outcome = invoke(

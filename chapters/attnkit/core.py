@@ -45,17 +45,24 @@ __all__ = ["as_float_array", "softmax", "softmax_matrix_form", "attention"]
 
 
 def as_float_array(x, name: str) -> np.ndarray:
-    """Return ``x`` as a float32/float64 array, refusing NaN, inf and non-numbers."""
-    arr = np.asarray(x)
+    """Return ``x`` as a float32/float64 array, refusing NaN, inf and non-numbers.
+
+    An array subclass is kept (a traced array, :mod:`attnkit.trace`, so that what is built on
+    this function is traced inside), except those whose arithmetic differs from an array's:
+    ``np.matrix`` (``*`` is a matrix product) and masked arrays (masked entries drop out)."""
+    arr = np.asanyarray(x)
+    if isinstance(arr, (np.matrix, np.ma.MaskedArray)):
+        arr = np.asarray(x)
     if arr.dtype.kind in "biu":
         arr = arr.astype(np.float64)
     is_float = arr.dtype in (np.float32, np.float64)
+    values = arr.view(np.ndarray)  # the check of the values is no step of the computation
     check_floats(
         name,
         arr.shape,
         arr.dtype,
         is_float=is_float,
-        finite=is_float and bool(np.all(np.isfinite(arr))),
+        finite=is_float and bool(np.all(np.isfinite(values))),
     )
     return arr
 

@@ -272,3 +272,30 @@ def test_a_second_run_resumes_and_grades_only_what_changed(graded_assignments, t
         rows = [row for row in csv.DictReader(file) if row["notebook"] == str(changed)]
     assert {float(row["score"]) for row in rows} == {2.0}
     assert {row["duplicate_of"] for row in rows} == {str(collected / REFERENCE / "attention.ipynb")}
+
+
+# A notebook whose split of heads mixes tokens with heads, graded across the sandbox's wall.
+TRACE_ACROSS_THE_SANDBOX = """
+import nbformat, time
+from assignments.grade import StudentFunction
+from assignments.sandbox import Limits, NotebookProcess
+from attnkit.exercises.multi_head_attention import check_split_heads
+code = "def my_split_heads(X, h):\\n    b, n, d = X.shape\\n    return X.reshape(b, h, n, d // h)"
+notebook = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]))
+with NotebookProcess(notebook.encode(), Limits(seconds=60)) as process:
+    process.wait_ready()
+    print(check_split_heads(StudentFunction(process, "my_split_heads", time.monotonic() + 60)))
+"""
+
+
+def test_the_graders_report_holds_the_trace_made_in_the_sandbox():
+    run = subprocess.run(
+        [sys.executable, "-c", TRACE_ACROSS_THE_SANDBOX],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "trace of my_split_heads" in run.stdout
+    assert "line 3             reshape" in run.stdout and "mixes T and H" in run.stdout

@@ -368,7 +368,7 @@ def test_keeps_dtype_names_both_dtypes_and_the_float64_scalar_trap():
 
 
 # What every check is built on; the other modules hold the checks of one chapter each.
-BUILT_ON = {"harness", "calling", "pytorch_watch", "inputs", "wording"}
+BUILT_ON = {"harness", "calling", "pytorch_watch", "inputs", "wording", "tracing"}
 
 
 def chapter_modules():

@@ -9,6 +9,11 @@ import pytest
 import torch
 
 import attnkit
+import attnkit.exercises.qkv_attention
+from attnkit.exercises.calling import Remote
+from attnkit.exercises.harness import verdict_html
+from attnkit.exercises.multi_head_attention import check_split_heads
+from attnkit.exercises.tracing import CONTRACTS, packed, traced, unpacked
 from attnkit.modules import MultiHeadAttention
 from attnkit.trace import SIZES, diagnose, example, trace
 from tests.support.answers import multi_head_attention as heads_answers
@@ -16,10 +21,10 @@ from tests.support.answers import qkv_attention as qkv_answers
 from tests.support.answers import self_attention as self_answers
 
 H = SIZES["H"]
-SPLIT = (("B T d_model", H), "B H T d_k")
-MERGE = (("B H T d_k",), "B T d_model")
-SDPA = (("m d_k", "n d_k", "n d_v"), "m d_v")
-MASKED = (("n d", "bool n n'"), "n d")
+SPLIT = CONTRACTS["check_split_heads"]
+MERGE = CONTRACTS["check_merge_heads"]
+SDPA = CONTRACTS["check_scaled_dot_product_attention"]
+MASKED = CONTRACTS["check_masked_self_attention"]
 
 
 def line_of(fn, fragment: str) -> int:
@@ -69,11 +74,12 @@ def test_catalogued_wrong_answers_are_flagged_at_their_line(
     flagged(answers.wrong[name].fn, args, expect, kind, fragment)
 
 
+# every catalogue whose check traces the answers it rejects (attnkit.exercises.tracing)
 RIGHT = [
-    (heads_answers.SPLIT, SPLIT),
-    (heads_answers.MERGE, MERGE),
-    (qkv_answers.SDPA, SDPA),
-    (self_answers.MASKED_SELF_ATTENTION, MASKED),
+    (answers, CONTRACTS[answers.name])
+    for module in (heads_answers, qkv_answers, self_answers)
+    for answers in module.ANSWERS
+    if answers.name in CONTRACTS
 ]
 
 
@@ -259,3 +265,108 @@ def test_the_drawing_speaks_the_checks_language(monkeypatch):
         'lang="ja"' in japanese and "1 手順の表（指摘 2 件）" in japanese and "T と H" in japanese
     )
     assert japanese.count('data-flagged="true"') == english.count('data-flagged="true"') == 1
+
+
+# --- attnkit.core keeps traced arrays -----------------------------------------------------------
+
+
+def test_functions_built_on_attnkit_core_are_traced_inside():
+    found = trace(lambda Q, K, V: attnkit.core.scaled_dot_product_attention(Q, K, V)[0], *SDPA[0])
+    assert [step.kind for step in found.steps].count("matmul") == 2, str(found)
+    assert found.flags == [] and [a.name for a in found.output] == ["m", "d_v"]
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix's own warning
+def test_core_turns_the_subclasses_whose_arithmetic_differs_into_plain_arrays():
+    for odd in (np.matrix([[1.0, 2.0]]), np.ma.masked_array([[1.0, 2.0]], mask=[[0, 1]])):
+        assert type(attnkit.core.as_float_array(odd, "x")) is np.ndarray
+
+
+# --- the checks show the trace of the answers they reject for their axes ------------------------
+
+
+def test_the_checks_contracts_name_the_tracers_own_number_of_heads():
+    assert SPLIT[0][1] == SIZES["H"] and len(RIGHT) == len(CONTRACTS)
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_a_rejected_answer_whose_axes_went_wrong_shows_its_trace(monkeypatch, language):
+    monkeypatch.setenv("ATTNKIT_LANGUAGE", language)
+    wrong = heads_answers.SPLIT.wrong["straight to (b, h, n, d_k)"].fn
+    result = check_split_heads(wrong)
+    line = line_of(wrong, "reshape")
+    assert not result.passed
+    assert f"multi_head_attention.py:{line} reshape" in result.report  # the step and its line
+    assert ("T と H" if language == "ja" else "mixes T and H") in result.report
+    assert "trace of" not in result.message  # the check's own words, written in any language
+    drawing = result._repr_html_()
+    assert drawing.count('data-flagged="true"') == 1 and f'lang="{language}"' in drawing
+
+
+def test_a_rejected_answer_of_no_axis_mistake_and_a_right_one_show_no_trace():
+    unscaled = qkv_answers.SDPA.wrong["not scaled"].fn
+    assert "trace of" not in check_split_heads(heads_answers.SPLIT.right["reference"]).report
+    rejected = attnkit.exercises.qkv_attention.check_scaled_dot_product_attention(unscaled)
+    assert not rejected.passed and "trace of" not in rejected.report
+
+
+def test_the_book_writes_a_verdicts_trace_in_the_editions_language():
+    from translated_verdicts import in_language
+
+    found = traced(heads_answers.SPLIT.wrong["straight to (b, h, n, d_k)"].fn, "check_split_heads")
+    english = verdict_html(False, "wrong", "en", found)
+    japanese = in_language(english, "ja")
+    assert 'lang="en"' in english and 'lang="ja"' in japanese and 'lang="en"' not in japanese
+    assert japanese.count("attnkit-verdict-trace") == 1
+
+
+def test_a_grader_shows_only_a_trace_made_of_strings():
+    found = traced(heads_answers.SPLIT.wrong["every h-th column"].fn, "check_split_heads")
+    assert unpacked(packed(found)) == found
+    assert unpacked(("a",) * 3) is None and unpacked((1, 2, 3, 4)) is None
+
+    class Sandboxed(Remote):
+        """A student's process that answers a trace with ``sent``, and each call with a
+        wrong shape."""
+
+        def __init__(self, sent):
+            self.sent = sent
+
+        def invoke(self, args, forbidden, measure, layout="C", twice=False):
+            from attnkit.exercises.calling import Outcome
+
+            return Outcome(result=np.zeros((1,)), args=args)
+
+        def trace(self, check, forbidden):
+            return self.sent
+
+    assert "trace of" in check_split_heads(Sandboxed(found)).report
+    forged = {"text": {"en": object(), "ja": ""}, "html": {"en": "", "ja": ""}}
+    assert "trace of" not in check_split_heads(Sandboxed(forged)).report
+
+
+def test_the_trace_of_a_check_calls_no_forbidden_helper():
+    from attnkit.core import softmax
+
+    def uses_softmax(Q, K, V):
+        return softmax(Q @ K.T / np.sqrt(V.shape[-1])) @ V  # scaled by √d_v
+
+    forbidden = ("attnkit.core.softmax",)
+    assert traced(uses_softmax, "check_scaled_dot_product_attention", forbidden) is None
+    assert traced(uses_softmax, "check_scaled_dot_product_attention") is not None
+
+
+def test_a_composite_axis_of_its_own_names_grouped_query_attentions_groups():
+    groups = {"g": 29, "r": 31, "h": ("g", "r")}  # h query heads, g groups of r
+    found = trace(
+        attnkit.core.grouped_query_attention,
+        *("h T d_k", "g T' d_k", "g T' d_v"),
+        sizes=groups,
+        expect="h T d_v",
+    )
+    assert found.flags == [], str(found)
+    first = found.steps[0]
+    assert (first.kind, [a.name for a in first.output]) == ("reshape", ["g", "r", "T", "d_k"])
+    assert first.line == line_of(attnkit.core.grouped_query_attention, "grouped_q = q.reshape")
+    with pytest.raises(ValueError, match="made of atomic names"):
+        trace(np.sum, "h T", sizes={"h": ("g", "T")})

@@ -24,7 +24,9 @@ One module per chapter, named after the chapter's file, in the book's order:
 They are built on ``harness``: calling the student's function safely, comparing answers
 with a tolerance that follows their dtype, and turning a check's body into a
 :class:`CheckResult`. Every check is also importable from here. Their messages are in English,
-or in Japanese where ``ATTNKIT_LANGUAGE=ja`` (``wording``; a Japanese notebook sets it).
+or in Japanese where ``ATTNKIT_LANGUAGE=ja`` (``wording``; a Japanese notebook sets it). A
+check about axes shows the trace of an answer it rejects where the tracer flags a step
+(``tracing``, :mod:`attnkit.trace`).
 """
 
 from .attention import check_single_query_attention, check_softmax

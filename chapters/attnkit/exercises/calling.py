@@ -70,6 +70,11 @@ class Remote:
     ) -> Outcome:
         raise NotImplementedError
 
+    def trace(self, check: str, forbidden: tuple[str, ...]) -> dict | None:
+        """What :func:`tracing.traced` returns for the function there, as plain data; None
+        where the transport carries no trace."""
+        return None
+
 
 class ForbiddenHelper(BaseException):
     """Raised by a tripwire. Not an ``Exception``: the student's ``except Exception`` lets it by."""

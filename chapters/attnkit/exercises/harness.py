@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .calling import LAYOUTS, PYTORCH, Remote, invoke
+from .tracing import CONTRACTS, plain_trace, traced
 from .wording import Message, _, joined, written_in
 from .wording import language as wording_language
 
@@ -119,10 +120,12 @@ class CheckResult:
     :class:`CheckFailedWarning` pointing at the line of the call.
     """
 
-    __slots__ = ("_message", "_parts", "_passed", "_read")
+    __slots__ = ("_message", "_parts", "_passed", "_read", "_trace")
 
-    def __init__(self, passed: bool, message: str):
+    def __init__(self, passed: bool, message: str, trace: dict | None = None):
         self._passed = bool(passed)
+        # a rejected answer's trace (tracing.py) follows the message as a table, or is drawn
+        self._trace = trace
         self._message = str(message)
         # what the message was written from, to write it in another language (wording.py)
         self._parts = message.parts() if isinstance(message, Message) else self._message
@@ -143,15 +146,21 @@ class CheckResult:
         another language with ``wording.written_in``."""
         return self._parts
 
+    @property
+    def report(self) -> str:
+        """The message, then the table of the answer's trace where it has one (a rejected
+        answer whose axes went wrong): what a grader's report shows."""
+        return self.message + _trace_text(self._trace, wording_language())
+
     def __bool__(self) -> bool:
         return self._passed
 
     def __repr__(self) -> str:
-        return ("✓ " if self._passed else _("✗ failed:") + " ") + self.message
+        return ("✓ " if self._passed else _("✗ failed:") + " ") + self.report
 
     def _repr_html_(self) -> str:
         self._read = True
-        return verdict_html(self._passed, self._parts)
+        return verdict_html(self._passed, self._parts, trace=self._trace)
 
     def assert_passed(self) -> None:
         """Raise :class:`CheckFailed` with the message if the check failed."""
@@ -175,20 +184,36 @@ class CheckResult:
 # Japanese edition writes in Japanese the verdicts of cells that ran in English.
 VERDICT_CLASS = "attnkit-verdict"
 VERDICT_ATTRIBUTE = "data-attnkit-verdict"
+# the drawing of a rejected answer's trace, right after the verdict's box
+TRACE_CLASS = "attnkit-verdict-trace"
 
 
-def verdict_html(passed: bool, parts: dict | str, language: str | None = None) -> str:
-    """A verdict, marked ✓ or ✗, in ``language`` (that of the moment if None)."""
+def _trace_text(trace: dict | None, language: str) -> str:
+    return "\n" + trace["text"].get(language, trace["text"]["en"]) if trace else ""
+
+
+def verdict_html(
+    passed: bool, parts: dict | str, language: str | None = None, trace: dict | None = None
+) -> str:
+    """A verdict, marked ✓ or ✗, in ``language`` (that of the moment if None), followed by the
+    drawing of the answer's ``trace`` when it has one (:func:`tracing.traced`)."""
     colour = "46, 125, 50" if passed else "198, 40, 40"  # green, red
     language = language or wording_language()
     mark = "✓" if passed else written_in(_("✗ failed:").parts(), language)
     text = written_in(parts, language)
-    data = html.escape(json.dumps({"passed": passed, "parts": parts}, ensure_ascii=False))
+    verdict = {"passed": passed, "parts": parts, **({"trace": trace} if trace else {})}
+    data = html.escape(json.dumps(verdict, ensure_ascii=False))
+    drawing = (
+        f'<section class="{TRACE_CLASS}">{trace["html"].get(language, trace["html"]["en"])}'
+        "</section>"
+        if trace
+        else ""
+    )
     return (
         f'<div class="{VERDICT_CLASS}" {VERDICT_ATTRIBUTE}="{data}" '
         f'style="border-left: 0.3em solid rgb({colour}); '
         f'background: rgba({colour}, 0.1); padding: 0.3em 0.7em">'
-        f"<strong>{mark}</strong> {html.escape(text)}</div>"
+        f"<strong>{mark}</strong> {html.escape(text)}</div>{drawing}"
     )
 
 
@@ -227,7 +252,8 @@ def check(body=None, *, forbids: tuple[str, ...] = ()):
         try:
             message = body(fn)
         except Failed as failure:
-            return CheckResult(False, failure.args[0] if failure.args else str(failure))
+            message = failure.args[0] if failure.args else str(failure)
+            return CheckResult(False, message, trace=_trace(fn, body.__name__, tuple(forbids)))
         finally:
             _RUN.reset(token)
         return CheckResult(True, message)
@@ -235,6 +261,16 @@ def check(body=None, *, forbids: tuple[str, ...] = ()):
     run.forbids = tuple(forbids)
     run.default_seed = fixed_seed(body.__name__)
     return run
+
+
+def _trace(fn, check_name: str, forbidden: tuple[str, ...]) -> dict | None:
+    """The trace of a rejected answer whose axes went wrong, as :func:`tracing.traced` gives it
+    (run where the student's code is, for a :class:`Remote`), or None."""
+    if check_name not in CONTRACTS:
+        return None
+    if isinstance(fn, Remote):
+        return plain_trace(fn.trace(check_name, forbidden))
+    return traced(fn, check_name, forbidden)
 
 
 def _is_tensor(value) -> bool:

@@ -46,7 +46,8 @@ def trace(
     An argument that is a string of axis names becomes an example array with those axes (a
     NumPy array, or a tensor with ``torch=True``); an array argument is named by its sizes.
     ``expect`` (axis names) is the result's contract. ``sizes`` changes or adds atomic sizes
-    (each must differ from every other). Returns a :class:`Trace` whose ``result`` holds the
+    (each must differ from every other), or, given a tuple of names, a composite axis
+    (``{"g": 29, "r": 31, "h": ("g", "r")}``: ``h`` heads in ``g`` groups of ``r``). Returns a :class:`Trace` whose ``result`` holds the
     function's result as plain arrays."""
     names = Names(sizes)
     libraries = [np]

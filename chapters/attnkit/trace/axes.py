@@ -62,13 +62,19 @@ class Names:
     """The sizes of one trace: every atomic and composite name, and the axis each size names."""
 
     def __init__(self, sizes: dict | None = None):
-        atomic = {**SIZES, **(sizes or {})}
+        # a name given a tuple of names is a composite of its own (h: g groups of r heads)
+        own = {name: tuple(v) for name, v in (sizes or {}).items() if isinstance(v, (tuple, list))}
+        atomic = {**SIZES, **{n: v for n, v in (sizes or {}).items() if n not in own}}
         for name, size in atomic.items():
             if not NAME.match(name) or name.endswith(KEY_MARK):
                 raise ValueError(f"axis name {name!r} is not a Python identifier")
             if not isinstance(size, int) or size < 2:
                 raise ValueError(f"size of {name!r} must be an int of at least 2, not {size!r}")
-        self.composites = {name: parts for name, parts in COMPOSITES.items() if name not in atomic}
+        composites = {**COMPOSITES, **own}
+        self.composites = {name: parts for name, parts in composites.items() if name not in atomic}
+        for name, parts in own.items():
+            if not NAME.match(name) or not set(parts) <= set(atomic):
+                raise ValueError(f"composite axis {name!r} must be made of atomic names: {parts}")
         self.sizes = dict(atomic)
         for name, parts in self.composites.items():
             self.sizes[name] = math.prod(atomic[part] for part in parts)

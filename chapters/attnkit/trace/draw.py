@@ -108,8 +108,10 @@ def blocks(axes: tuple) -> str:
     return f'<span style="display:inline-flex;flex-wrap:wrap;gap:2px">{inner or "()"}</span>'
 
 
-def html(trace) -> str:
-    code = language()
+def html(trace, code: str | None = None) -> str:
+    """The drawing and its table in the language ``code`` (``en``, ``ja``; by default the
+    checks')."""
+    code = code or language()
     rows = trace.rows(code)
     drawn = []
     for step, row in zip(trace.steps, rows):
