@@ -12,7 +12,7 @@ CACHE ?= $(OUT)/_build/.jupyter_cache
 BUILD := $(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
 
 .PHONY: help book catalogues page pdf test test-fast test-accessibility test-pdf pdf-for-tests \
-  student assignments grade lab clean lock lint format gpt-weights
+  student assignments grade lab clean lock lint format gpt-weights lists
 .DEFAULT_GOAL := help
 
 # The targets a person types, each described by its line "## name: what it does" below.
@@ -53,6 +53,12 @@ catalogues: $(VENV)/installed
 	  --output-file $(OUT)/_build/.checks/checks.pot chapters/attnkit/exercises
 	$(BIN)/sphinx-intl update --pot-dir $(OUT)/_build/.checks --language ja \
 	  --locale-dir chapters/attnkit/exercises/locales --line-width 100 --no-obsolete
+
+## lists: the chapter lists of README.md, intro.md and the instructors' page, from the chapters
+# Written from _toc.yml and each chapter's front matter (about:), between their marker lines;
+# tests/library/test_indexes.py fails while one is out of date.
+lists: $(VENV)/installed
+	$(BIN)/python -m booktools.chapter_lists
 
 ## page: one page alone, into _build/_page (make page PAGE=chapters/attention.md)
 # One page alone, with the book's configuration and execution cache, into
