@@ -68,6 +68,9 @@ def exported(module: str) -> None:
         + text[imports[-1].end() :]
     )
     text = re.sub(r"(__all__ = \[\n(?:    .*\n)*)\]", rf'\1    "check_{module}",\n]', text)
+    listed = list(re.finditer(r"^- ``\w+``: .*\n(?:  \S.*\n)*", text, re.M))  # the docstring's
+    entry = f"- ``{module}``: ``check_{module}``\n"
+    text = text[: listed[-1].end()] + entry + text[listed[-1].end() :]
     path.write_text(text, encoding="utf-8")
     ruff = [sys.executable, "-m", "ruff"]
     subprocess.run([*ruff, "check", "--quiet", "--fix", "--select", "I", str(path)], check=True)
