@@ -126,8 +126,12 @@ def test_every_page_keeps_its_published_translation(name):
         assert not obsolete, f"{name}: entries no page has any more, first {obsolete[:3]}"
 
 
-def test_the_record_of_published_translations_covers_every_catalogue_of_today():
-    assert set(translation.recorded()) >= set(CATALOGUES) | {"checks"}
+def test_every_complete_catalogue_is_recorded_as_published():
+    """A catalogue translated whole is in locales/ja/translated.json (make untranslated records
+    it), so that the tests keep it whole."""
+    for name in [*CATALOGUES, "checks"]:
+        if translation.untranslated(name) == []:
+            assert name in translation.recorded(), f"{name}: translated, not recorded"
 
 
 @pytest.mark.parametrize("name", CATALOGUES)
