@@ -12,7 +12,7 @@ CACHE ?= $(OUT)/_build/.jupyter_cache
 BUILD := $(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
 
 .PHONY: help book catalogues page pdf test test-fast test-accessibility test-pdf pdf-for-tests \
-  student assignments grade lab clean lock lint format gpt-weights
+  student assignments grade lab clean lock lint format gpt-weights lists chapter untranslated
 .DEFAULT_GOAL := help
 
 # The targets a person types, each described by its line "## name: what it does" below.
@@ -53,6 +53,25 @@ catalogues: $(VENV)/installed
 	  --output-file $(OUT)/_build/.checks/checks.pot chapters/attnkit/exercises
 	$(BIN)/sphinx-intl update --pot-dir $(OUT)/_build/.checks --language ja \
 	  --locale-dir chapters/attnkit/exercises/locales --line-width 100 --no-obsolete
+
+## chapter: a new chapter that builds and passes the tests (make chapter SLUG=<slug> TITLE="<title>")
+# Its text, checks, answers and tests from booktools/chapter_template, its line in _toc.yml and
+# the chapter lists (booktools/new_chapter.py); CONTRIBUTING.md says what to write next.
+chapter: $(VENV)/installed
+	$(BIN)/python -m booktools.new_chapter "$(SLUG)" "$(TITLE)"
+
+## lists: the chapter lists of README.md, intro.md and the instructors' page, from the chapters
+# Written from _toc.yml and each chapter's front matter (about:), between their marker lines;
+# tests/library/test_indexes.py fails while one is out of date.
+lists: $(VENV)/installed
+	$(BIN)/python -m booktools.chapter_lists
+
+## untranslated: what the Japanese edition has not translated yet, page by page
+# The catalogues brought up to date first; what they leave untranslated or fuzzy shows in
+# English under a notice in the Japanese edition; once nothing is, locales/ja/translated.json
+# records every translation, which the tests then keep (booktools/translation.py).
+untranslated: catalogues
+	$(BIN)/python -m booktools.translation --record
 
 ## page: one page alone, into _build/_page (make page PAGE=chapters/attention.md)
 # One page alone, with the book's configuration and execution cache, into

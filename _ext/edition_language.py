@@ -6,9 +6,11 @@ With BOOK_TRANSLATED=1 (make book) the two editions are published together, the 
 
 The English sources stay the only sources; the Japanese lives in one gettext catalogue per
 page, ``locales/ja/LC_MESSAGES/<page>.po`` (``make catalogues`` brings them up to date with the
-English). A sentence the catalogue lacks, or marks fuzzy because its English changed, would
-silently stay English on the Japanese page: here it is a warning that names the page and the
-English sentence, so that a build with -W fails until the catalogue has it. The page's
+English). A passage the catalogue lacks, or marks fuzzy because its English changed, stays
+English on the Japanese page, marked (class ``untranslated``, ``lang="en"``) under a notice at
+the top of the page, so that a chapter can land before its translation (``make untranslated``
+lists what is left). With BOOK_REQUIRE_TRANSLATION=1 (the publishing workflow) it is instead a
+warning that names the page and the English sentence, so that the build, under -W, fails. The page's
 description (front matter, ``myst: html_meta``) is translated here too: MyST adds its meta tag
 only after Sphinx has translated the page.
 
@@ -28,6 +30,8 @@ from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import extract_messages
+
+from booktools.translation import strict
 
 logger = logging.getLogger(__name__)
 
@@ -150,11 +154,34 @@ class UntranslatedMessages(SphinxTransform):
         ]
 
 
+NOTICE = {
+    "ja": "このページには、まだ翻訳されていない箇所があります。その箇所は英語のまま表示しています。"
+}
+
+
 def report_untranslated(app, doctree):
-    for node, message in getattr(doctree, "untranslated_messages", []):
-        if attached(node, doctree):  # not front matter, which becomes metadata
-            warn_untranslated(app.config.language, node, message)
+    """Each passage left in English: a warning where every one must be translated (publishing),
+    else marked, with the notice at the top of the page."""
+    left = [
+        (node, message)
+        for node, message in getattr(doctree, "untranslated_messages", [])
+        if attached(node, doctree)  # not front matter, which becomes metadata
+    ]
     doctree.untranslated_messages = []
+    if strict():
+        for node, message in left:
+            warn_untranslated(app.config.language, node, message)
+        return
+    if not left:
+        return
+    for node, _message in left:
+        node["classes"] += ["untranslated", "language-en"]  # docutils writes lang="en"
+    text = NOTICE.get(app.config.language, NOTICE["ja"])
+    notice = nodes.note("", nodes.paragraph(text=text), classes=["untranslated-notice"])
+    sections = list(doctree.findall(nodes.section))
+    if sections:
+        title = sections[0].next_node(nodes.title)
+        sections[0].insert(sections[0].index(title) + 1 if title else 0, notice)
 
 
 class TranslatedDescription(SphinxTransform):
@@ -174,7 +201,7 @@ class TranslatedDescription(SphinxTransform):
                 continue
             if catalogue.get(content, "").strip():
                 meta["content"] = catalogue[content]
-            elif content:
+            elif content and strict():
                 warn_untranslated(self.config.language, meta, content)
 
 

@@ -32,3 +32,7 @@ def part(caption: str) -> list[str]:
 def chapters() -> list[str]:
     """The numbered chapters, not the appendices."""
     return part(CHAPTERS)
+
+
+if __name__ == "__main__":
+    print("\n".join(chapters()))

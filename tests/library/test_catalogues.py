@@ -1,5 +1,6 @@
 """The Japanese edition's catalogues (``locales/ja/LC_MESSAGES/<page>.po``): one per page, every
-message translated, none fuzzy, the MyST markup of each kept (their terms: test_terms.py).
+message once published still translated and not fuzzy (every message, in the publishing
+workflow: booktools/translation.py), the MyST markup of each kept (their terms: test_terms.py).
 
 A message is one paragraph, heading, list item, table cell or caption of a page, in its MyST
 source form, as Sphinx's gettext builder extracts it (``make catalogues``). Whether the
@@ -14,6 +15,7 @@ from collections import Counter
 import pytest
 from babel.messages.pofile import read_po
 
+from booktools import translation
 from tests.support.book import ROOT, toc_files
 
 LOCALE = ROOT / "locales" / "ja" / "LC_MESSAGES"
@@ -74,7 +76,8 @@ def catalogue(name: str):
 
 
 def messages(name: str):
-    return [message for message in catalogue(name) if message.id]
+    """The catalogue's messages; none where a new page has no catalogue yet."""
+    return translation.entries(name) or []
 
 
 def role_key(role: str) -> str:
@@ -108,14 +111,27 @@ def markup(text: str) -> dict[str, Counter]:
 
 
 @pytest.mark.parametrize("name", CATALOGUES)
-def test_every_page_has_a_complete_catalogue(name):
-    assert (LOCALE / f"{name}.po").is_file(), f"no catalogue for {name}: run make catalogues"
-    untranslated = [m.id[:80] for m in messages(name) if not m.string]
-    fuzzy = [m.id[:80] for m in messages(name) if m.fuzzy]
-    assert not untranslated, f"{name}: {len(untranslated)} untranslated, first {untranslated[:3]}"
-    assert not fuzzy, f"{name}: fuzzy (the English changed), first {fuzzy[:3]}"
-    obsolete = list(catalogue(name).obsolete)
-    assert not obsolete, f"{name}: entries no page has any more, first {obsolete[:3]}"
+def test_every_page_keeps_its_published_translation(name):
+    """A message translated when the edition was last published (locales/ja/translated.json)
+    stays translated; under BOOK_REQUIRE_TRANSLATION=1 (the publishing workflow) every message
+    of every page is translated."""
+    if translation.strict():
+        left = translation.untranslated(name)
+        assert left is not None, f"no catalogue for {name}: run make catalogues"
+        assert not left, f"{name}: {len(left)} untranslated or fuzzy, first {left[:3]}"
+    lost = translation.lost(name)
+    assert not lost, f"{name}: {len(lost)} published translations lost or fuzzy, first {lost[:3]}"
+    if (LOCALE / f"{name}.po").is_file():
+        obsolete = list(catalogue(name).obsolete)
+        assert not obsolete, f"{name}: entries no page has any more, first {obsolete[:3]}"
+
+
+def test_every_complete_catalogue_is_recorded_as_published():
+    """A catalogue translated whole is in locales/ja/translated.json (make untranslated records
+    it), so that the tests keep it whole."""
+    for name in [*CATALOGUES, "checks"]:
+        if translation.untranslated(name) == []:
+            assert name in translation.recorded(), f"{name}: translated, not recorded"
 
 
 @pytest.mark.parametrize("name", CATALOGUES)

@@ -442,9 +442,9 @@ def exercise_cells(slug):
     imports, cells, in_solution = [], [], False
     for cell in notebook_cells((ROOT / "chapters" / f"{slug}.md").read_text(encoding="utf-8")):
         if cell.cell_type == "markdown":
-            in_solution = "{solution-start}" in cell.source or (
-                in_solution and "{solution-end}" not in cell.source
-            )
+            # the last marker decides: a cell may close one solution and open the next
+            start, end = (cell.source.rfind(f"{{solution-{m}}}") for m in ("start", "end"))
+            in_solution = start > end if max(start, end) >= 0 else in_solution
             continue
         tree = ast.parse(cell.source)
         imports += [

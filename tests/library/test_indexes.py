@@ -1,62 +1,34 @@
-"""The lists written by hand agree with _toc.yml and with the chapters themselves.
+"""The lists that describe the chapters agree with _toc.yml and with the chapters themselves.
 
-The README, the preface and the instructors' page each describe the chapters in prose of their
-own, which no build step can write; what they list (which chapters, in which order, under which
-title or label) and the instructors' tables of exercises are checked here instead, so that
-moving, renaming or adding a chapter or an exercise fails until every list says so. How many
-exercises a chapter has is written nowhere but in the chapter: the tables list them.
+README.md's "Chapters", the preface's "What each chapter adds" and the instructors' page are
+written by ``make lists`` (``booktools/chapter_lists.py``) from the table of contents and each
+chapter's front matter; the first test fails where one is out of date, the others read the lists
+as a reader would, so that a list the generator gets wrong fails too. Every count compared here
+comes from the table of contents.
 """
 
 import re
-from dataclasses import dataclass
 
-from booktools.myst_directives import directives
+from booktools import chapter_lists
 from tests.support.book import ROOT, chapter_files, part_files
 
 REF = re.compile(r"\{ref\}`([\w-]+)`")
-
-
-@dataclass
-class Exercise:
-    label: str
-    title: str
-    checks: set  # the check_* functions called between this exercise and the next
 
 
 def source(name):
     return (ROOT / f"{name}.md").read_text(encoding="utf-8")
 
 
-def heading(name):
-    """A page's label and title: the ``(label)=`` target and the ``# `` title below it."""
-    match = re.search(r"^\(([\w-]+)\)=\n# (.+)$", source(name), re.M)
-    if not match:
-        raise ValueError(f"{name}.md has no (label)= line above its # title")
-    return match.groups()
-
-
 def label(name):
-    return heading(name)[0]
+    return chapter_lists.heading(name, source(name))[0]
 
 
 def title(name):
-    return heading(name)[1]
+    return chapter_lists.heading(name, source(name))[1]
 
 
 def exercises(name):
-    """The sphinx-exercise directives of a page, in order, with the checks each one's part of
-    the page calls (up to the next exercise)."""
-    text = source(name)
-    lines = text.splitlines()
-    found = [d for d in directives(text) if d.name == "exercise"]
-    listed = []
-    for exercise, following in zip(found, found[1:] + [None]):
-        if "label" not in exercise.options:
-            raise ValueError(f"{name}.md: the exercise {exercise.argument!r} has no :label:")
-        region = "\n".join(lines[exercise.end : following.start if following else len(lines)])
-        checks = set(re.findall(r"\b(check_\w+)\(", region))
-        listed.append(Exercise(exercise.options["label"], exercise.argument, checks))
-    return listed
+    return chapter_lists.exercises(name, source(name))
 
 
 def section(text, title, level=2):
@@ -79,6 +51,13 @@ def notebook_appendices():
 def page_labels():
     """The labels of the chapters and appendices, the pages that the lists name."""
     return {label(name) for name in chapter_files() + part_files("Appendices")}
+
+
+def test_the_lists_are_written_from_the_chapters_front_matter():
+    for path, text in chapter_lists.generate().items():
+        assert (ROOT / path).read_text(encoding="utf-8") == text, (
+            f"{path}: its chapter lists are out of date; run make lists (CONTRIBUTING.md)"
+        )
 
 
 def test_exercises_are_found_in_every_chapter():
@@ -141,7 +120,7 @@ def test_instructors_tables_list_every_exercise_with_its_title_label_and_check()
                 f"{{ref}}`{e.label}`",
                 e.title,
                 f"`{e.label}`",
-                ", ".join(f"`{c}`" for c in sorted(e.checks)) or "no",
+                ", ".join(f"`{c}`" for c in e.checks) or "no",
             )
             for e in exercises(name)
         ], f"### Chapter {number}"

@@ -28,6 +28,7 @@ import nbformat
 
 from assignments.build import chapters_with_exercises
 from assignments.exercises import CodingExercise, coding_exercises
+from tests.support.answers import every_graded_wrong
 from tests.support.book import ROOT
 
 # A typical mistake for each coding exercise, as the student's function.
@@ -140,6 +141,7 @@ def induction_score(weights, tokens):
 def k_composition(W_QK, W_OV):
     return float(np.linalg.norm(W_QK @ W_OV))       # W_OV not transposed, not normalised
 """,
+    **every_graded_wrong(),  # a new chapter's, from its module of answers
 }
 
 # The imagined students: which answer each gives to the question at a given position.

@@ -38,7 +38,8 @@ FAMILIES = {
     "rank": "right only for some of the ranks the statement allows",
 }
 
-# The families each check is tried with; a new check is listed here.
+# The families each check is tried with; a new chapter's module lists its own in REQUIRED
+# (every_required() gathers them).
 _NUMPY = {"known", "structure", "forbidden", "type", "dtype", "layout", "batch"}
 _SOFTMAX = {"shift", "clip"}
 REQUIRED = {
@@ -110,13 +111,35 @@ class Answers:
         return {wrong.family for wrong in self.wrong.values()}
 
 
+def _modules() -> list:
+    """Every chapter's module of answers, in the modules' order."""
+    names = sorted(m.name for m in pkgutil.iter_modules(__path__))
+    return [importlib.import_module(f"{__name__}.{name}") for name in names]
+
+
 def every_answers() -> list[Answers]:
     """The answers of every chapter's module, in the modules' order."""
-    return [
-        answers
-        for module in sorted(m.name for m in pkgutil.iter_modules(__path__))
-        for answers in importlib.import_module(f"{__name__}.{module}").ANSWERS
-    ]
+    return [answers for module in _modules() for answers in module.ANSWERS]
+
+
+def every_required() -> dict[str, set]:
+    """:data:`REQUIRED` and the families that a chapter's module lists for its own checks."""
+    required = dict(REQUIRED)
+    for module in _modules():
+        for name, families in getattr(module, "REQUIRED", {}).items():
+            if name in required:
+                raise ValueError(f"{module.__name__}: {name} is listed twice in REQUIRED")
+            required[name] = set(families)
+    return required
+
+
+def every_graded_wrong() -> dict[str, str]:
+    """The typical mistake that chapters' modules give for the graded class (GRADED_WRONG)."""
+    return {
+        label: code
+        for module in _modules()
+        for label, code in getattr(module, "GRADED_WRONG", {}).items()
+    }
 
 
 def seeds(*names: str, count: int = 1) -> list[int]:
