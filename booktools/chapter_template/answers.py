@@ -9,6 +9,7 @@ from tests.support.answers import (
     Wrong,
     dtype_family,
     layout_family,
+    squeezed_family,
     structure_family,
     type_family,
 )
@@ -69,6 +70,7 @@ ATTEND = Answers(
         **type_family(attend_reference),
         **dtype_family(attend_reference),
         **layout_family(attend_reference),
+        **squeezed_family(attend_reference),
     },
 )
 
