@@ -97,9 +97,10 @@ test: $(VENV)/installed node_modules/.package-lock.json
 test-fast: $(VENV)/installed node_modules/.package-lock.json
 	$(SINGLE_THREADED) $(BIN)/python -m pytest tests/library -n auto
 
-# The library wing in one process, for make test, beside the book's builds.
+# The library wing in one process, for make test, beside the book's builds, at a lower priority
+# than they: more tests wait for the book than for the library's, which fill the cores after.
 test-library: $(VENV)/installed node_modules/.package-lock.json
-	$(SINGLE_THREADED) $(BIN)/python -m pytest tests/library
+	$(SINGLE_THREADED) nice -n 5 $(BIN)/python -m pytest tests/library
 
 # The book wing reads what these targets make for it under TESTS_OUT (tests/support/built.py):
 # the book and its student edition for the made-up repository that tests/support/book.py names,
