@@ -7,14 +7,12 @@ contrast in light and dark mode, it fits a phone's width, and axe-core finds not
 (Its packing of the weights: tests/library/test_induction_heads.py.)
 """
 
-import contextlib
-
 import numpy as np
 import pytest
 
 from attnkit.induction_train import run
 from tests.support.book import ROOT
-from tests.support.browser import PageLog
+from tests.support.browser import opened_widget
 from tests.support.colours import contrast, css_rgb, luminance
 
 pytestmark = pytest.mark.build
@@ -32,20 +30,8 @@ def recorded():
     return record
 
 
-@contextlib.contextmanager
 def opened(site, mode="light", width=1280):
-    tabs, base = site
-    page = tabs.new_page(viewport={"width": width, "height": 900})
-    page.add_init_script(f"localStorage.setItem('mode', '{mode}')")
-    log = PageLog(page)
-    page.goto(f"{base}{PAGE}.html", wait_until="load")
-    root = page.locator("[data-scrubber][data-drawn]")
-    root.wait_for(state="attached")
-    root.scroll_into_view_if_needed()
-    assert page.evaluate("document.documentElement.dataset.theme") == mode
-    yield page, root
-    assert log.problems() == {}
-    page.close()
+    return opened_widget(site, PAGE, "[data-scrubber]", mode, width)
 
 
 def shown(root) -> dict:

@@ -7,13 +7,11 @@ changes nothing; its colours contrast in light and dark mode; axe-core finds not
 (Its arithmetic in Node, against the same functions: tests/library/test_attention_at_scale.py.)
 """
 
-import contextlib
-
 import pytest
 
 from attnkit.kv_calculator import INPUTS, PRESETS, decoding_budget, describe
 from tests.support.book import ROOT
-from tests.support.browser import PageLog
+from tests.support.browser import opened_widget
 from tests.support.colours import contrast, css_rgb, luminance
 
 pytestmark = pytest.mark.build
@@ -24,22 +22,8 @@ AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practi
 NAMES = list(INPUTS)
 
 
-@contextlib.contextmanager
 def opened(site, mode="light", width=1280):
-    """The chapter's page in the book's light or dark mode, once the calculator is drawn: yields
-    the page and the calculator's root; the page must have done nothing a reader would not want."""
-    tabs, base = site
-    page = tabs.new_page(viewport={"width": width, "height": 900})
-    page.add_init_script(f"localStorage.setItem('mode', '{mode}')")  # the theme's own switch
-    log = PageLog(page)
-    page.goto(f"{base}{PAGE}.html", wait_until="load")
-    root = page.locator("[data-kv-calculator][data-drawn]")
-    root.wait_for(state="attached")
-    root.scroll_into_view_if_needed()
-    assert page.evaluate("document.documentElement.dataset.theme") == mode
-    yield page, root
-    assert log.problems() == {}
-    page.close()
+    return opened_widget(site, PAGE, "[data-kv-calculator]", mode, width)
 
 
 def shown(root) -> dict:

@@ -6,6 +6,7 @@ Shared by the browser tests and the heatmap benchmark. Chromium comes from Debia
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from urllib.parse import urlparse
@@ -106,6 +107,25 @@ def open_page(site, name, width=1280, height=900):
     log = PageLog(page)
     page.goto(f"{base}{name}.html", wait_until="load")
     return page, log
+
+
+@contextlib.contextmanager
+def opened_widget(site, name, selector, mode="light", width=1280):
+    """Page ``name`` in the book's light or dark ``mode``, once the widget that ``selector``
+    finds is drawn: yields the page and the widget's root, then asserts that the page did
+    nothing a reader would not want (the calculator's and the scrubber's tests)."""
+    tabs, base = site
+    page = tabs.new_page(viewport={"width": width, "height": 900})
+    page.add_init_script(f"localStorage.setItem('mode', '{mode}')")  # the theme's own switch
+    log = PageLog(page)
+    page.goto(f"{base}{name}.html", wait_until="load")
+    root = page.locator(f"{selector}[data-drawn]")
+    root.wait_for(state="attached")
+    root.scroll_into_view_if_needed()
+    assert page.evaluate("document.documentElement.dataset.theme") == mode
+    yield page, root
+    assert log.problems() == {}
+    page.close()
 
 
 # As many widgets drawn (each marks its root data-drawn) as the page holds widget views.
