@@ -17,25 +17,7 @@ from .record import Recorder
 
 RESHAPES = {"reshape", "ravel", "squeeze", "expand_dims", "atleast_2d", "flatten"}
 TRANSPOSES = {"transpose", "swapaxes", "moveaxis", "permute_dims", "matrix_transpose", "rollaxis"}
-REDUCTIONS = {
-    "sum",
-    "mean",
-    "max",
-    "amax",
-    "min",
-    "amin",
-    "std",
-    "var",
-    "prod",
-    "any",
-    "all",
-    "argmax",
-    "argmin",
-    "nansum",
-    "nanmax",
-    "median",
-    "average",
-}
+REDUCTIONS = ops.REDUCTIONS | {"nanmax", "median", "average"}
 REDUCING_UFUNCS = {
     "add": "sum",
     "maximum": "max",

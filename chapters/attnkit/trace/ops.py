@@ -14,6 +14,11 @@ from .axes import KEY_MARK, TOKENS, Axis, Names, broadcast, reshaped, shown
 from .flags import Flag
 
 SCALE_TOLERANCE = 1e-5
+# The reductions NumPy and PyTorch both name so; each library's reader adds its own.
+REDUCTIONS = {
+    "sum", "mean", "max", "amax", "min", "amin", "std", "var", "prod",
+    "any", "all", "argmax", "argmin", "nansum",
+}  # fmt: skip
 
 
 def reshape(names: Names, axes: tuple, shape: tuple) -> tuple[tuple, list]:

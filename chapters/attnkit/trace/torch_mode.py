@@ -38,24 +38,7 @@ TRANSPOSES = {
     "mT",
     "adjoint",
 }
-REDUCTIONS = {
-    "sum",
-    "mean",
-    "max",
-    "amax",
-    "min",
-    "amin",
-    "std",
-    "var",
-    "prod",
-    "logsumexp",
-    "argmax",
-    "argmin",
-    "any",
-    "all",
-    "norm",
-    "nansum",
-}
+REDUCTIONS = ops.REDUCTIONS | {"logsumexp", "norm"}
 SOFTMAXES = {"softmax", "log_softmax", "_softmax"}
 MATMULS = {"matmul", "__matmul__", "bmm", "mm", "mv", "dot"}
 MASKS = {"masked_fill", "masked_fill_", "where"}
