@@ -6,7 +6,7 @@ import re
 import pytest
 from fontTools.ttLib import TTFont
 
-from tests.support.book import chapter_files, page, toc_files
+from tests.support.book import chapter_files, page, toc_files, widget_models
 
 pytestmark = pytest.mark.build
 
@@ -58,11 +58,8 @@ def test_chapter_has_math_exercises_and_solutions(built_book, chapter):
 
 def test_attention_heatmap_embeds_its_widget_state(built_book):
     html = page(built_book[0], "chapters/attention")
-    state_json = re.search(
-        r'<script type="application/vnd.jupyter.widget-state\+json">(.*?)</script>', html, re.S
-    )
-    assert state_json, "no widget state in the page"
-    models = json.loads(state_json.group(1))["state"]
+    models = widget_models(html)
+    assert models, "no widget state in the page"
     heatmaps = [m["state"] for m in models.values() if m["model_name"] == "AnyModel"]
     assert len(heatmaps) == 1
     (heatmap,) = heatmaps

@@ -1,33 +1,49 @@
 """Chapter 9's training scrubber on the built page, in headless Chromium with no network.
 
 The slider, moved by the keyboard and by setting it, shows at every recorded step the weights
-that training recorded (rerun here from its seed: the scrubber's weights are whole percentages
-of them) and marks that step on the loss curves, each redraw within a frame; its colours
-contrast in light and dark mode, it fits a phone's width, and axe-core finds nothing serious.
-(Its packing of the weights: tests/library/test_induction_heads.py.)
+that the chapter's training recorded (the whole percentages the page carries: their packing is
+tested in tests/library/test_induction_heads.py) and marks that step on the loss curves, each
+redraw within a frame; it opens at the phase change of those curves; its colours contrast in
+light and dark mode, it fits a phone's width, and axe-core finds nothing serious.
 """
 
 import numpy as np
 import pytest
 
-from attnkit.induction_train import run
-from tests.support.book import ROOT
+from attnkit.induction import load_record, phase_change_step
+from tests.support.book import ROOT, page, widget_models
 from tests.support.browser import opened_widget
 from tests.support.colours import contrast, css_rgb, luminance
 
 pytestmark = pytest.mark.build
 
 PAGE = "chapters/induction-heads"
+SCRUBBER = "attnkit.scrubber.TrainingScrubber"
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
 FRAME_MS = 16  # one frame at 60 Hz
 
 
 @pytest.fixture(scope="module")
-def recorded():
-    """The run the chapter trains, from its seed: every head's attention at every step."""
-    _, record = run()
-    return record
+def recorded(built_book):
+    """What the page carries from the run its chapter trained: the steps, the loss curves and
+    every head's weights at every step. The run is the book's recorded run (the same steps and
+    the same losses before training), and the scrubber opens at its phase change."""
+    models = widget_models(page(built_book[0], PAGE)).values()
+    (state,) = [m["state"] for m in models if m["state"].get("_anywidget_id") == SCRUBBER]
+    shipped = load_record()
+    assert state["steps"] == shipped["steps"]
+    assert abs(state["repeat"][0] - shipped["repeat"][0]) < 1e-3
+    layers, heads, n = state["layers"], state["heads"], len(state["tokens"])
+    rows, cols = np.tril_indices(n)
+    attention = np.zeros((len(state["steps"]), layers, heads, n, n))
+    attention[..., rows, cols] = np.reshape(state["weights"], (-1, layers, heads, len(rows))) / 100
+    return {
+        "steps": state["steps"],
+        "attention": attention,
+        "opens_at": state["step"],
+        "phase_change": phase_change_step(state, shipped["model"]["vocab"]),
+    }
 
 
 def opened(site, mode="light", width=1280):
@@ -49,8 +65,7 @@ def assert_recorded(now, recorded):
     """The weights shown at the step shown are the recorded ones, to the percent."""
     index = now["index"]
     assert now["step"] == recorded["steps"][index] and now["slider"] == str(index)
-    expected = np.rint(100 * np.array(recorded["attention"][index])) / 100
-    assert np.allclose(np.array(now["weights"]), expected, atol=1e-9)
+    assert np.allclose(np.array(now["weights"]), recorded["attention"][index], atol=1e-9)
     assert now["valuetext"] == f"step {now['step']}"
     assert now["status"].startswith(f"Step {now['step']}: loss on repeats ")
     assert now["ms"] < FRAME_MS, f"a redraw took {now['ms']:.1f} ms"
@@ -59,6 +74,7 @@ def assert_recorded(now, recorded):
 def test_the_scrubber_opens_at_the_phase_change_and_shows_the_recorded_weights(site, recorded):
     with opened(site) as (_, root):
         now = shown(root)
+        assert now["index"] == recorded["opens_at"]
         assert now["step"] == recorded["phase_change"]
         assert_recorded(now, recorded)
         assert root.locator("canvas.scrub-head").count() == 8

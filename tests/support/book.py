@@ -1,5 +1,6 @@
 """The repository, its table of contents, and what a built page holds."""
 
+import json
 import re
 from pathlib import Path
 
@@ -29,3 +30,15 @@ chapter_files = toc.chapters
 def page(html_dir, name):
     """The built HTML of the page ``name`` (a path of the table of contents, without suffix)."""
     return (html_dir / f"{name}.html").read_text(encoding="utf-8")
+
+
+WIDGET_STATE = re.compile(
+    r'<script type="application/vnd.jupyter.widget-state\+json">(.*?)</script>', re.S
+)
+
+
+def widget_models(html) -> dict:
+    """The widget models a built page embeds (myst-nb's widget state), by model id; ``{}`` if
+    it has none."""
+    found = WIDGET_STATE.search(html)
+    return json.loads(found.group(1))["state"] if found else {}
