@@ -104,8 +104,8 @@ test-library: $(VENV)/installed node_modules/.package-lock.json
 
 # The book wing reads what these targets make for it under TESTS_OUT (tests/support/built.py):
 # the book and its student edition for the made-up repository that tests/support/book.py names,
-# chapter 1 built where no repository can be found, every page read in Chromium, every
-# assignment built and a class's notebooks graded. Each keeps its output in TESTS_OUT/<name>.log,
+# every page read in Chromium, every assignment built and a class's notebooks graded (the page
+# built where no repository can be found is test_new_chapter.py's, which builds its own). Each keeps its output in TESTS_OUT/<name>.log,
 # which the tests read too. The book's pages are built afresh each time (its execution cache
 # is kept), so that the log holds every warning.
 TESTS_OUT ?= _build/tests
@@ -119,7 +119,7 @@ logged = mkdir -p $(T) && start=$$(date +%s) && { { $(2); } > $(T)/$(1).log 2>&1
   || { tail -n 80 $(T)/$(1).log; exit 1; }; } && echo "built for tests: $(1) in $$(($$(date +%s) - start)) s"
 SUBMAKE = $(MAKE) --no-print-directory
 
-.PHONY: test-library test-book built-for-tests book-for-tests student-for-tests page-for-tests \
+.PHONY: test-library test-book built-for-tests book-for-tests student-for-tests \
   readings-for-tests assignments-for-tests class-for-tests test-site test-editions test-readings \
   test-assignments test-class
 book-for-tests: $(VENV)/installed node_modules/.package-lock.json
@@ -128,11 +128,6 @@ book-for-tests: $(VENV)/installed node_modules/.package-lock.json
 
 student-for-tests: book-for-tests
 	@+$(call logged,student,$(NO_REPOSITORY) BOOK_REPOSITORY_URL=$(TEST_REPOSITORY_URL) $(SUBMAKE) student OUT=$(T)/book)
-
-page-for-tests: book-for-tests
-	@rm -rf $(T)/page-without-repository
-	@+$(call logged,page-without-repository,$(NO_REPOSITORY) GIT_DIR=$(T)/no-git-here $(SUBMAKE) page \
-	  PAGE=chapters/attention.md OUT=$(T)/page-without-repository CACHE=$(T)/book/_build/.jupyter_cache)
 
 readings-for-tests: book-for-tests
 	@$(call logged,readings,$(BIN)/python -m tests.support.readings $(T)/book/_build/html $(T)/readings)
@@ -153,7 +148,7 @@ pdf-for-tests: book-for-tests
 test-pdf: pdf-for-tests
 	$(PYTEST_BOOK) tests/book/test_pdf.py
 
-built-for-tests: book-for-tests student-for-tests page-for-tests readings-for-tests \
+built-for-tests: book-for-tests student-for-tests readings-for-tests \
   assignments-for-tests class-for-tests
 
 # The book wing in five parts, each run once what it reads is built.
@@ -167,7 +162,7 @@ CLASS := test_assignments.py test_graded_class.py
 test-site: book-for-tests
 	$(PYTEST_BOOK) -n 2 --dist loadfile tests/book \
 	  $(addprefix --ignore=tests/book/,$(EDITIONS) $(READINGS) $(CLASS) test_pdf.py)
-test-editions: student-for-tests page-for-tests
+test-editions: student-for-tests
 	$(PYTEST_BOOK) $(addprefix tests/book/,$(EDITIONS))
 test-readings: readings-for-tests
 	$(PYTEST_BOOK) $(addprefix tests/book/,$(READINGS))

@@ -31,14 +31,6 @@ def built_student_edition():
     return built("book/_build/student", "student-for-tests")
 
 
-@pytest.fixture(scope="session")
-def built_page_without_repository():
-    """Chapter 1's page built alone where no repository can be found (no variable, no git
-    checkout): its html folder and the build's log."""
-    html = built("page-without-repository/_build/_page/attention/html", "page-for-tests")
-    return html, log("page-without-repository", "page-for-tests")
-
-
 @pytest.fixture
 def python_without_attnkit(tmp_path):
     """The python of a new virtual environment like a student's own Jupyter: Jupyter's kernel

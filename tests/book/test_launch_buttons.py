@@ -10,7 +10,6 @@ from html import unescape
 from urllib.parse import parse_qs, urlsplit
 
 import launch_buttons
-import nbformat
 import pytest
 
 from tests.support.book import (
@@ -46,23 +45,6 @@ def test_every_chapter_opens_in_binder_and_colab(built_book, name):
 @pytest.mark.parametrize("name", OTHER_PAGES)
 def test_pages_that_are_not_notebooks_have_no_launch_buttons(built_book, name):
     assert LAUNCH_LINK.findall(page(built_book[0], name)) == []
-
-
-@pytest.mark.build
-def test_no_repository_means_no_launch_buttons_and_one_line_in_the_log(
-    built_book, built_page_without_repository
-):
-    without_html, log = built_page_without_repository
-    assert LAUNCH_LINK.findall(page(built_book[0], "chapters/attention"))
-    assert LAUNCH_LINK.findall((without_html / "attention.html").read_text(encoding="utf-8")) == []
-    assert len(re.findall(r"^launch buttons: no repository URL", log, re.M)) == 1
-
-
-def test_notebook_without_repository_says_how_to_install_attnkit(built_page_without_repository):
-    html_dir, _ = built_page_without_repository
-    notebook = nbformat.read(html_dir / "_sources" / "attention.ipynb", as_version=4)
-    assert 'os.environ.get("BOOK_REPOSITORY_URL", None)' in notebook.cells[0].source
-    assert "set BOOK_REPOSITORY_URL" in notebook.cells[0].source
 
 
 @pytest.mark.build

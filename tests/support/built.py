@@ -1,11 +1,10 @@
 """What the Make targets built for the book wing's tests, found where they put it.
 
 ``make test-book`` runs the targets first (``make built-for-tests``: the book and the student
-edition for a made-up repository, chapter 1 built where no repository can be found, every page
-read in Chromium, every assignment built and a class's notebooks graded) into
-``BOOK_TESTS_OUT`` (default ``_build/tests``), then the tests, which read what is there and
-never build. A test whose
-build is missing fails and names the target that makes it.
+edition for a made-up repository, every page read in Chromium, every assignment built and a
+class's notebooks graded) into ``BOOK_TESTS_OUT`` (default ``_build/tests``), then the tests,
+which read what is there and never build. A test whose build is missing fails and names the
+target that makes it.
 """
 
 import os
@@ -22,7 +21,6 @@ BUILT_FIXTURES = frozenset(
     {
         "built_book",
         "built_student_edition",
-        "built_page_without_repository",
         "page_readings",
         "built_assignments",
         "graded_assignments",
