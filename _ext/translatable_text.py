@@ -20,6 +20,10 @@ read (priority 20). Text made or rebuilt outside that order stayed English on Ja
   text/plain form of an output for the gettext builder, so the picture and its alt text were
   gone before the messages were taken. ``nb_mime_priority_overrides`` in ``_config.yml`` gives
   the gettext builder the picture, as the HTML has it; nothing here.
+- **the words of a display formula** (``\\text{projections}`` → ``\\text{射影}``): ``Locale``
+  reads the translation of a literal block as reStructuredText's ``::`` block, which MyST reads
+  as a paragraph "::", and that text took the formula's place. The formula's translation is put
+  in before ``Locale``, which then leaves it (:class:`TranslatedFormulas`).
 - **the captions of the table of contents** ("Chapters", from ``_toc.yml``): in the catalogue
   (the gettext builder takes them from the environment), but sphinx-external-toc inserts the
   toctrees at priority 100, after ``Locale``: they are translated once inserted
@@ -80,6 +84,28 @@ class UntranslatableTitleNodes(SphinxTransform):
             lambda node: isinstance(node, (exercise_title, solution_title))
         ):
             title["translatable"] = False
+
+
+class TranslatedFormulas(SphinxTransform):
+    """Before ``Locale``: a display formula whose translation differs from it takes the
+    translation here, and is no message for ``Locale`` any more."""
+
+    default_priority = LOCALE_PRIORITY - 5
+
+    def apply(self, **kwargs) -> None:
+        formulas = [
+            node for node in self.document.findall(nodes.math_block) if is_translatable(node)
+        ]
+        catalogue = translations(self) if formulas else None
+        if not catalogue:
+            return
+        for formula in formulas:
+            message = formula.rawsource or formula.astext()  # as extract_messages takes it
+            translation = catalogue.get(message, "")
+            if translation.strip() and translation != message:
+                formula.children = [nodes.Text(translation)]
+                formula.rawsource = translation
+                formula["translatable"] = False
 
 
 class TranslatedTitlesForSolutions(SphinxTransform):
@@ -144,6 +170,7 @@ def setup(app):
     app.add_directive("exercise", Exercise, override=True)
     app.add_directive("exercise-start", ExerciseStart, override=True)
     app.add_transform(UntranslatableTitleNodes)
+    app.add_transform(TranslatedFormulas)
     app.add_transform(TranslatedTitlesForSolutions)
     app.add_transform(TranslatedTocCaptions)
     app.add_post_transform(KeepExerciseTitles)

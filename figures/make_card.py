@@ -23,7 +23,7 @@ INK, MUTED = "#1a1a1a", "#4d4d4d"
 
 # chapter 1 (chapters/attention.md): encoder outputs H and decoder states Z, one token per row
 ENCODER_TOKENS = ["I", "love", "you"]
-DECODER_TOKENS = ["私は", "貴方を", "愛して", "いる"]
+DECODER_TOKENS = ["私は", "あなたを", "愛して", "いる"]
 H = np.array([[2.0, 0.0, 0.2], [0.0, 2.0, 0.4], [0.2, 0.0, 2.0]])  # (3, 3)
 Z = np.array([[1.5, 0.0, 0.0], [0.0, 0.2, 1.5], [0.0, 1.5, 0.5], [0.3, 0.8, 0.3]])  # (4, 3)
 

@@ -19,13 +19,13 @@ from attnkit.plots import CMAP, COLUMN_PX, DPI
 
 HERE = Path(__file__).resolve().parent
 
-# chapter 1's example: H (I, d) and the decoder state of 貴方を (d,)
+# chapter 1's example: H (I, d) and the decoder state of あなたを (d,)
 H = np.array([[2.0, 0.0, 0.2], [0.0, 2.0, 0.4], [0.2, 0.0, 2.0]])
 z = np.array([0.0, 0.2, 1.5])
 _, weights = attention(z, H)
 
 ENCODER = ["I", "love", "you"]
-DECODER = ["私は", "貴方を", "愛して", "いる"]
+DECODER = ["私は", "あなたを", "愛して", "いる"]
 FOCUS = 1  # the decoder position whose attention is drawn
 
 

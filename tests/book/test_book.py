@@ -64,7 +64,7 @@ def test_attention_heatmap_embeds_its_widget_state(built_book):
     assert len(heatmaps) == 1
     (heatmap,) = heatmaps
     assert "computeWeights" in heatmap["_esm"] and ".attn-cell" in heatmap["_css"]
-    assert heatmap["query_tokens"] == ["私は", "貴方を", "愛して", "いる"]
+    assert heatmap["query_tokens"] == ["私は", "あなたを", "愛して", "いる"]
     assert heatmap["key_tokens"] == ["I", "love", "you"]
     assert len(heatmap["weights"]) == 4  # the weights as computed at build time
     views = re.findall(

@@ -132,7 +132,7 @@ def test_chapter_1_heatmap_follows_its_sliders(site, tmp_path):
     page, log = open_page(site, "chapters/attention")
     (widget,) = heatmaps(page)
     A = drawn_weights(widget)
-    assert A.shape == (4, 3) and np.argmax(A[1]) == 2  # 貴方を attends to "you"
+    assert A.shape == (4, 3) and np.argmax(A[1]) == 2  # あなたを attends to "you"
     move_slider(widget.locator("input.attn-query-component").nth(2), 2.0)  # 私は: q[2] = 2
     moved = assert_matches_numpy(widget)
     assert np.argmax(moved[0]) == 2 and np.allclose(moved[1:], A[1:])  # only row 0 moved

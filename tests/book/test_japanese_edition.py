@@ -186,6 +186,28 @@ def test_executed_cells_show_the_same_output(editions, name):
     assert outputs[0] == outputs[1]
 
 
+DISPLAY_FORMULA = re.compile(r'<div class="math notranslate nohighlight"[^>]*data-tex="([^"]*)"')
+
+
+SPLIT = re.compile(r"\\begin\{split\}(.*)\\end\{split\}", re.S)  # Sphinx's, round many lines
+
+
+def display_formulas(html: str) -> list[str]:
+    """The TeX of each display formula of the page, as its source has it."""
+    return [SPLIT.sub(r"\1", unescape(tex)).strip() for tex in DISPLAY_FORMULA.findall(html)]
+
+
+@pytest.mark.parametrize("name", toc_files())
+def test_display_formulas_are_the_english_ones_in_their_translation(editions, name):
+    """Each display formula of a Japanese page is the English page's, with its words in
+    Japanese where the catalogue translates them (\\text{射影}), never the text "::" that
+    Sphinx's Locale transform once put in its place (_ext/translatable_text.py)."""
+    english, japanese = editions
+    catalogue = {m.id.strip(): m.string.strip() for m in translation.entries(name) or []}
+    expected = [catalogue.get(tex) or tex for tex in display_formulas(page(english, name))]
+    assert display_formulas(page(japanese, name)) == expected
+
+
 def verdicts(html: str) -> list[str]:
     """The text of each verdict box on a page."""
     found: dict[int, str] = {}

@@ -94,6 +94,9 @@ MATH_WORDS = re.compile(
     r"\\text\{(?:[^{}]*[ (][^{}]*|[^{}]*[^\x00-\x7f][^{}]*|for|otherwise|logits|causal|cache)\}"
 )
 MATH_KINDS = ("display math", "math")
+# notation in words in a code span, such as `[head 0's row | head 1's row | ...]`, which a
+# translation also puts in its own language (a code span of code stays as it is)
+CODE_WORDS = re.compile(r"``?(?:\[head 0's row[^`]*|[^`]*[^\x00-\x7f][^`]*)``?")
 
 
 def markup(text: str) -> dict[str, Counter]:
@@ -102,6 +105,8 @@ def markup(text: str) -> dict[str, Counter]:
         items = pattern.findall(text)
         if kind in MATH_KINDS:
             items = [MATH_WORDS.sub(r"\\text{…}", item) for item in items]
+        if kind == "code":
+            items = ["`…`" if CODE_WORDS.fullmatch(item) else item for item in items]
         found[kind] = (
             Counter(role_key(item) for item in items) if kind == "role" else Counter(items)
         )
@@ -157,6 +162,10 @@ def test_markup_check_catches_what_it_should():
     assert markup(english) != markup("{ref}`前の章 <attention>` の $a_{ij}$ を softmax で [^n]")
     assert markup("$A \\ \\text{(each row)}$") == markup("$A \\ \\text{（各行）}$")
     assert markup("$d_\\text{model}$") != markup("$d_\\text{モデル}$")
+    assert markup("`[head 0's row | head 1's row | ...]`") == markup(
+        "`[ヘッド0の行 | ヘッド1の行 | ...]`"
+    )
+    assert markup("`merge_heads(Y)`") != markup("`ヘッドの統合(Y)`")
     assert stranded_emphasis("これは**「注意」**です")
     assert not stranded_emphasis("これは「**注意**」です")
     assert not stranded_emphasis("**注意機構**（attention mechanism）")

@@ -116,3 +116,10 @@ def test_an_introduction_is_not_a_variant():
     ]
     assert variants_in("（記事007の表記ではキー・バリューキャッシュ）", [cache]) == []
     assert isinstance(cache, Term)
+
+
+def test_emphasis_does_not_hide_a_variant():
+    gqa = next(term for term in TERMS if term.english == "grouped-query attention")
+    assert variants_in("**グループ化クエリ**・アテンションでは", [gqa]) == [
+        ("グループ化クエリ・アテンション", gqa)
+    ]

@@ -51,7 +51,9 @@ def terms() -> list[Term]:
 
 def variants_in(text: str, table: list[Term]) -> list[tuple[str, Term]]:
     """Each variant of a term that ``text`` writes, but where it introduces the term; a form
-    inside a longer one (サブレイヤ in サブレイヤー) counts once, as the longer."""
+    inside a longer one (サブレイヤ in サブレイヤー) counts once, as the longer; emphasis
+    marks do not hide one (**マルチクエリ**・アテンション)."""
+    text = re.sub(r"\*+", "", text)
     matches = [
         (match.start(), match.end(), variant, term)
         for term in table
