@@ -8,8 +8,9 @@ translation is its text, with nothing to parse, so it is put in place here, just
 transform, which then leaves the formula alone.
 
 Relies on Sphinx's Locale transform (priority 20) reading a displayed formula's message from its
-``rawsource`` and skipping a node marked ``translatable = False``. (tests/book/
-test_japanese_edition.py fails, naming the page, if a displayed formula is lost.)
+``rawsource`` and skipping a node marked ``translatable = False``
+(tests/library/test_internals.py fails, naming it, if they move; tests/book/
+test_japanese_edition.py fails, naming the page, if a displayed formula is lost).
 """
 
 from __future__ import annotations
