@@ -31,7 +31,8 @@ read (priority 20). Text made or rebuilt outside that order stayed English on Ja
 
 Relies on sphinx-exercise's directive classes (subclassed), its nodes, its post-transform's
 priority and ``env.sphinx_exercise_registry``; on the priorities of Sphinx's ``Locale`` (20) and
-sphinx-external-toc's ``InsertToctrees`` (100). (tests/library/test_internals.py fails, naming it,
+sphinx-external-toc's ``InsertToctrees`` (100); on ``Locale`` taking a display formula's message
+from its ``rawsource`` and skipping a node marked ``translatable = False``. (tests/library/test_internals.py fails, naming it,
 if it moves.)
 """
 

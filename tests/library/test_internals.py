@@ -301,6 +301,29 @@ def test_theme_controls_drive_the_themes_markup_and_stored_mode():
         )
 
 
+def test_translated_formulas_run_before_sphinxs_locale_which_then_skips_the_formula():
+    from sphinx.transforms.i18n import Locale
+    from sphinx.util.nodes import LITERAL_TYPE_NODES, extract_messages, is_translatable
+    from translatable_text import TranslatedFormulas
+
+    piece = "_ext/translatable_text.py"
+    assert TranslatedFormulas.default_priority < Locale.default_priority, moved(
+        "sphinx.transforms.i18n.Locale's priority", piece
+    )
+    assert nodes.math_block in LITERAL_TYPE_NODES, moved(
+        "sphinx.util.nodes.LITERAL_TYPE_NODES", piece
+    )
+    assert "node.rawsource" in source(extract_messages), moved(
+        "sphinx.util.nodes.extract_messages's message of a literal block", piece
+    )
+    translated = nodes.math_block("y = 1", "y = 1", translatable=False)
+    untouched = nodes.math_block("y = 1", "y = 1")
+    translated.source = untouched.source = "chapters/page.md"
+    assert is_translatable(untouched) and not is_translatable(translated), moved(
+        "sphinx.util.nodes.is_translatable's reading of node['translatable']", piece
+    )
+
+
 @pytest.mark.parametrize(
     "piece",
     sorted((ROOT / "_ext").glob("*.py"))
