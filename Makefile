@@ -172,7 +172,9 @@ test-class: class-for-tests
 	$(PYTEST_BOOK) tests/book/test_graded_class.py
 # The class first: its grading is the longest, and independent of the book's build. The tests of
 # the assignments as handed out need no grading: they run before the class's end, not after it.
-test-book: test-class test-site test-editions test-readings test-assignments
+# The pages' readings before the student edition: Chromium reads one page at a time, and what
+# runs last should fill both cores, as the student edition's two builds side by side do.
+test-book: test-class test-site test-readings test-editions test-assignments
 
 # The student edition: the same book with every solution removed (not hidden) from every file,
 # in English and in Japanese, side by side as make book builds them, built in
