@@ -3,6 +3,10 @@
 ``BOOK_EXECUTION_CACHE`` (set by the Makefile) names the jupyter-cache folder: the student
 edition and test builds into other folders then reuse the outputs of the normal build instead of
 running every notebook again. Unset, myst-nb keeps its cache beside the build's html folder.
+Kept because jupyter-book 1 takes the cache's path only from ``_config.yml`` (``execute:
+cache``, one fixed path): ``jupyter-book build`` has no option that sets it or any Sphinx value,
+and the book's builds (both editions, the student edition, the tests' builds into their own
+folders) share one cache whose place the Makefile chooses.
 """
 
 from __future__ import annotations
