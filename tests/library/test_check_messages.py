@@ -7,20 +7,23 @@ fields; and every verdict of every check, right answer or wrong, reads in Japane
 """
 
 import ast
+import gettext
 import string
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
+import tomllib
 import translated_verdicts
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
 import attnkit.exercises
 from attnkit.exercises import check_softmax, wording
-from booktools import translation
+from booktools import compiled_catalogues, translation
 from tests.support.answers import every_answers, seeds
+from tests.support.book import ROOT
 
 EXERCISES = Path(attnkit.exercises.__file__).parent
 CATALOGUE = EXERCISES / "locales" / "ja" / "LC_MESSAGES" / "checks.po"
@@ -101,29 +104,60 @@ def test_the_japanese_catalogue_holds_every_template_translated_with_its_fields(
         assert message.string, f"untranslated: {message.id!r}"
         assert not message.fuzzy, f"fuzzy (the English changed): {message.id!r}"
         assert template_fields(message.string) == template_fields(message.id), message.id
-        assert wording.catalogue("ja")[message.id] == message.string  # read alike here
+        assert wording.catalogue("ja").gettext(message.id) == message.string  # read alike here
 
 
-def test_the_catalogue_reader_skips_what_is_not_a_translation():
-    text = "\n".join(
-        [
-            'msgid ""',
-            'msgstr "Language: ja\\n"',
-            "",
-            "#, python-brace-format",
-            'msgid ""',
-            '"two lines, {n} \\"quoted\\""',
-            'msgstr "二行 {n} \\"引用\\""',
-            "",
-            "#, fuzzy, python-brace-format",
-            'msgid "changed {n}"',
-            'msgstr "古い {n}"',
-            "",
-            'msgid "not yet"',
-            'msgstr ""',
-        ]
+def test_the_compiled_catalogues_are_their_catalogues_compiled():
+    """The committed ``checks.mo``, which attnkit reads, says what its ``checks.po`` says."""
+    assert compiled_catalogues.catalogues() == [CATALOGUE]
+    for po in compiled_catalogues.catalogues():
+        mo = po.with_suffix(".mo")
+        assert mo.is_file() and mo.read_bytes() == compiled_catalogues.compiled(po), (
+            f"{mo} is not {po.name} compiled: run make catalogues"
+        )
+
+
+def test_the_compiled_catalogue_leaves_out_what_is_not_a_translation(tmp_path):
+    po = tmp_path / "ja" / "LC_MESSAGES" / "checks.po"
+    po.parent.mkdir(parents=True)
+    po.write_text(
+        "\n".join(
+            [
+                'msgid ""',
+                'msgstr "Language: ja\\n"',
+                "",
+                "#, python-brace-format",
+                'msgid ""',
+                '"two lines, {n} \\"quoted\\""',
+                'msgstr "二行 {n} \\"引用\\""',
+                "",
+                "#, fuzzy, python-brace-format",
+                'msgid "changed {n}"',
+                'msgstr "古い {n}"',
+                "",
+                'msgid "not yet"',
+                'msgstr ""',
+            ]
+        ),
+        encoding="utf-8",
     )
-    assert wording.read_po(text) == {'two lines, {n} "quoted"': '二行 {n} "引用"'}
+    po.with_suffix(".mo").write_bytes(compiled_catalogues.compiled(po))
+    japanese = gettext.translation("checks", tmp_path, languages=["ja"])
+    assert japanese.gettext('two lines, {n} "quoted"') == '二行 {n} "引用"'
+    assert japanese.gettext("changed {n}") == "changed {n}"
+    assert japanese.gettext("not yet") == "not yet"
+
+
+def test_attnkit_ships_the_compiled_catalogues():
+    """A student who installs attnkit from the repository gets the ``.mo`` as package data."""
+    with open(ROOT / "pyproject.toml", "rb") as file:
+        package_data = tomllib.load(file)["tool"]["setuptools"]["package-data"]
+    shipped = [
+        path
+        for path in EXERCISES.rglob("*.mo")
+        if any(path.relative_to(EXERCISES).match(p) for p in package_data["attnkit.exercises"])
+    ]
+    assert shipped == [CATALOGUE.with_suffix(".mo")]
 
 
 @pytest.mark.parametrize(
