@@ -15,6 +15,8 @@ from .harness import (
     close,
     dtypes,
     keeps_dtype,
+    not_close,
+    not_finite,
     random,
     shown,
 )
@@ -149,15 +151,12 @@ def check_softmax(fn):
                     )
                 )
             if not close(got, expected):
-                rows, returned = shown(expected, got)
-                raise Failed(
-                    _(
-                        "for {matrix} the rows should be {rows}, you returned {returned}. "
-                        "Subtract each row's own maximum, x.max(axis=-1, keepdims=True)",
-                        matrix=matrix.tolist(),
-                        rows=rows,
-                        returned=returned,
-                    )
+                raise not_close(
+                    _("for {matrix}", matrix=matrix.tolist()),
+                    _("the rows"),
+                    expected,
+                    got,
+                    _(" Subtract each row's own maximum, x.max(axis=-1, keepdims=True)."),
                 )
 
         expected = softmax(_LARGE)
@@ -175,26 +174,26 @@ def check_softmax(fn):
         finite = np.isfinite(got).all(axis=-1)
         if not finite.all():
             row = _LARGE[np.argmin(finite)]
-            raise Failed(
+            raise not_finite(
+                _("for the logits {row}", row=row.tolist()),
+                _("the result"),
                 _(
-                    "for the logits {row} you returned NaN or inf: exp(1000) "
-                    "overflows and exp(-1000) underflows to 0, giving 0/0. Subtract each "
-                    "row's maximum first: then every exponent is at most 0 and the largest "
-                    "is exactly 0. Subtracting the mean, the minimum, or one maximum for "
-                    "the whole array guarantees neither",
-                    row=row.tolist(),
-                )
+                    " exp(1000) overflows and exp(-1000) underflows to 0, giving 0/0. Subtract "
+                    "each row's maximum first, so that every exponent is at most 0 and the "
+                    "largest is exactly 0. Subtracting the mean, the minimum, or one maximum "
+                    "for the whole array guarantees neither."
+                ),
             )
         if not close(got, expected):
-            rows, returned = shown(expected, got)
-            raise Failed(
+            raise not_close(
+                _("for logits near ±1000"),
+                _("the rows"),
+                expected,
+                got,
                 _(
-                    "for logits near ±1000 the rows should be {rows}, you returned {returned}. "
-                    "Subtract each row's maximum and change the logits in no other way: "
-                    "clipping or rescaling them changes the weights",
-                    rows=rows,
-                    returned=returned,
-                )
+                    " Subtract each row's maximum and change the logits in no other way: "
+                    "clipping or rescaling them changes the weights."
+                ),
             )
         rng = random()
         for logits in (
@@ -291,15 +290,12 @@ def _wrong_weights(a, z, H, expected, where):
     """Say what is wrong with weights ``a`` that are not ``softmax(H z)``."""
     scores = H @ z
     if not np.all(np.isfinite(a)):
-        raise Failed(
-            _(
-                "{where}, with scores H z as large as {largest:.0f}, the "
-                "weights contain NaN or inf: use a softmax that subtracts the maximum "
-                "(attnkit.core.softmax)",
-                where=where,
-                largest=np.abs(scores).max(),
-            )
+        hint = _(
+            " The scores H z reach {largest:.0f} here: use a softmax that subtracts the "
+            "maximum (attnkit.core.softmax).",
+            largest=np.abs(scores).max(),
         )
+        raise not_finite(where, _("the weights"), hint)
     if close(a, scores):
         raise Failed(_("a equals the scores H z: apply softmax to them to get weights"))
     if np.any(a < 0) or not close(a.sum(), 1.0):
