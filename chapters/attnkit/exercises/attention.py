@@ -227,24 +227,20 @@ def _compare_softmax(fn, logits, dtype):
     rows, have_rows, want_rows = (np.atleast_2d(a) for a in (logits, got, expected))
     bad = next(i for i in range(len(rows)) if not close(have_rows[i], want_rows[i]))
     have, want = have_rows[bad], want_rows[bad]
-    expected, returned = shown(want, have)
-    returned = (
-        _("you returned {returned}, not {expected}", returned=returned, expected=expected)
-        if np.all(np.isfinite(have))
-        else _("you returned NaN or inf")
+    where = _(
+        "for the {dtype} logits {logits}",
+        dtype=dtype.__name__,
+        logits=np.round(rows[bad].astype(float), 2).tolist(),
     )
-    raise Failed(
-        _(
-            "for the {dtype} logits {logits} {returned}. Subtract each row's own maximum, "
-            "x.max(axis=-1, keepdims=True), and change the logits in no other way: a shift "
-            "by another entry, by one maximum for the whole array or by a maximum floored "
-            "at 0 overflows or underflows on some rows, and clipping or rounding changes "
-            "the weights",
-            dtype=dtype.__name__,
-            logits=np.round(rows[bad].astype(float), 2).tolist(),
-            returned=returned,
-        )
+    hint = _(
+        " Subtract each row's own maximum, x.max(axis=-1, keepdims=True), and change the "
+        "logits in no other way: a shift by another entry, by one maximum for the whole array "
+        "or by a maximum floored at 0 overflows or underflows on some rows, and clipping or "
+        "rounding changes the weights."
     )
+    if not np.all(np.isfinite(have)):
+        raise not_finite(where, _("the result"), hint)
+    raise not_close(where, _("the result"), want, have, hint)
 
 
 # Scores H z = [1000, -350, 1000, -300, 999, -950], exact in float32 too: np.exp of them

@@ -398,13 +398,6 @@ def _extreme_case(fn, dtype):
         lost = bad & ~np.all(np.isfinite(got), axis=1)
         i = int(np.argmax(lost if lost.any() else bad))
         row = scores[i]
-        if lost[i]:
-            returned = _("you returned NaN or inf")
-        else:
-            should, returned = shown(expected[i], got[i])
-            returned = _(
-                "you returned {returned}, not {expected}", returned=returned, expected=should
-            )
         tops = scores.max(axis=1)
         if lost.any() and np.all(tops[lost] < 0):
             hint = _(
@@ -419,23 +412,22 @@ def _extreme_case(fn, dtype):
             )
         else:
             hint = ""
-        raise Failed(
-            _(
-                "{where}, query {query}, whose scores lie between {low:.0f} and {high:.0f}, "
-                "{returned}.{hint} Keep one running maximum per query, shape (m, 1), started "
-                "at -inf and set at every block to the larger of itself and the block's "
-                "maximum; subtract it before exp and change the scores in no other way. A "
-                "maximum shared by all queries, one started at 0, a shift by another score, "
-                "or scores clipped to a range overflow, underflow or change the weights for "
-                "some of these queries",
-                where=where,
-                query=i,
-                low=row.min(),
-                high=row.max(),
-                returned=returned,
-                hint=hint,
-            )
+        hint += _(
+            " Keep one running maximum per query, shape (m, 1), started at -inf and set at "
+            "every block to the larger of itself and the block's maximum; subtract it before "
+            "exp and change the scores in no other way. A maximum shared by all queries, one "
+            "started at 0, a shift by another score, or scores clipped to a range overflow, "
+            "underflow or change the weights for some of these queries."
         )
+        what = _(
+            "the output of query {query}, whose scores lie between {low:.0f} and {high:.0f}",
+            query=i,
+            low=row.min(),
+            high=row.max(),
+        )
+        if lost[i]:
+            raise not_finite(where, what, hint)
+        raise not_close(where, what, expected[i], got[i], hint)
 
 
 # About -1.3e30, exact in float32: below the large negative numbers that stand in for -inf
