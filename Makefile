@@ -42,7 +42,8 @@ book: $(VENV)/installed node_modules/.package-lock.json
 # The Japanese edition's catalogues brought up to date with the English sources: a new sentence
 # gets an empty entry and a changed one is marked fuzzy, and make book fails, naming each, until
 # it is translated (_ext/edition_language.py). So is the catalogue of the exercise checks'
-# messages (attnkit/exercises/wording.py), extracted from their _("...") calls.
+# messages (attnkit/exercises/wording.py), extracted from their _("...") calls and compiled into
+# the checks.mo that attnkit reads (booktools/compiled_catalogues.py).
 catalogues: $(VENV)/installed
 	BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BIN)/jupyter-book build . --builder custom \
 	  --custom-builder gettext --path-output $(OUT)/_build/.gettext
@@ -53,6 +54,7 @@ catalogues: $(VENV)/installed
 	  --output-file $(OUT)/_build/.checks/checks.pot chapters/attnkit/exercises
 	$(BIN)/sphinx-intl update --pot-dir $(OUT)/_build/.checks --language ja \
 	  --locale-dir chapters/attnkit/exercises/locales --line-width 100 --no-obsolete
+	$(BIN)/python -m booktools.compiled_catalogues
 
 ## chapter: a new chapter that builds and passes the tests (make chapter SLUG=<slug> TITLE="<title>")
 # Its text, checks, answers and tests from booktools/chapter_template, its line in _toc.yml and

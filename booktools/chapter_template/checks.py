@@ -10,8 +10,9 @@ from .harness import (
     close,
     dtypes,
     keeps_dtype,
+    not_close,
+    not_finite,
     random,
-    shown,
     wrong_shape,
 )
 from .wording import _
@@ -70,20 +71,14 @@ def check___MODULE__(fn):
             if close(got, _attend(Q, K, V, scale=False)) and not close(got, want):
                 raise Failed(
                     _(
-                        "{where} you did not scale the scores: divide Q K^T by sqrt(d_k)",
+                        "{where}, you did not scale the scores: divide them by sqrt(d_k)",
                         where=where,
                     )
                 )
+            if not np.all(np.isfinite(got)):
+                raise not_finite(where, _("the output"))
             if not close(got, want):
-                should, returned = shown(want, got)
-                raise Failed(
-                    _(
-                        "{where} the output should be {should}, you returned {returned}",
-                        where=where,
-                        should=should,
-                        returned=returned,
-                    )
-                )
+                raise not_close(where, _("the output"), want, got)
     return _(
         "correct: softmax(Q K^T / sqrt(d_k)) along each row, then a weighted sum of V, "
         "for any sizes and large scores, float32 staying float32"

@@ -15,6 +15,7 @@ loss: {}"), where the label itself has no entry.
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 from contextlib import contextmanager
@@ -23,8 +24,6 @@ from pathlib import Path
 from matplotlib.category import StrCategoryFormatter
 from matplotlib.text import Text
 from matplotlib.ticker import FixedFormatter, FuncFormatter
-
-from attnkit.exercises.wording import read_po
 
 LOCALES = Path(__file__).resolve().parent / "locales"
 DOMAIN = "figures"
@@ -36,6 +35,35 @@ NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 
 def catalogue_path(language: str) -> Path:
     return LOCALES / language / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+
+def read_po(text: str) -> dict[str, str]:
+    """The translated entries of a ``.po`` file's ``text``, ``msgid: msgstr``; fuzzy entries,
+    empty ones and the header are left out."""
+    entries: dict[str, str] = {}
+    fields: dict[str, str] = {}
+    field = None
+    fuzzy = False
+
+    def finish():
+        if fields.get("msgid") and fields.get("msgstr") and not fuzzy:
+            entries[fields["msgid"]] = fields["msgstr"]
+
+    for line in [*text.splitlines(), ""]:
+        line = line.strip()
+        if not line:
+            finish()
+            fields, field, fuzzy = {}, None, False
+        elif line.startswith("#,"):
+            fuzzy = fuzzy or "fuzzy" in (flag.strip() for flag in line[2:].split(","))
+        elif line.startswith("#"):
+            continue
+        elif line.startswith('"'):
+            fields[field] += ast.literal_eval(line)
+        else:
+            field, _space, quoted = line.partition(" ")
+            fields[field] = ast.literal_eval(quoted)
+    return entries
 
 
 @functools.cache

@@ -318,7 +318,7 @@ class TinyGPT(nn.Module):
         low, high = int(tokens.min()), int(tokens.max())
         rules.check_token_range("tokens", tokens.shape, low, high, self.embed.num_embeddings)
         if caches is not None:
-            rules.check_caches(len(caches), len(self.blocks), [len(c) for c in caches])
+            check_caches(len(caches), len(self.blocks), [len(c) for c in caches])
         x = self.embed(tokens)  # (b, n, d_model)
         weights = []
         with ExitStack() as undo:  # all or nothing: an error in any layer undoes every append
@@ -335,7 +335,7 @@ class TinyGPT(nn.Module):
 def batches(ids, batch: int, context: int, generator: torch.Generator):
     """A batch of ``batch`` random windows of ``ids``: inputs and targets ``(batch, context)``,
     the targets one character later."""
-    rules.check_window(len(ids), rules.positive_int(context, "context"))
+    check_window(len(ids), rules.positive_int(context, "context"))
     starts = torch.randint(len(ids) - context, (rules.positive_int(batch, "batch"),),
                            generator=generator)  # fmt: skip
     window = starts[:, None] + torch.arange(context + 1)  # (batch, context + 1)
@@ -412,7 +412,7 @@ def evaluate(model: TinyGPT, ids, context: int = 64, limit: int | None = None) -
     ``limit`` characters only if given."""
     ids = ids if limit is None else ids[:limit]
     n = (len(ids) - 1) // context * context
-    rules.check_window(len(ids), context)
+    check_window(len(ids), context)
     x = ids[:n].view(-1, context)  # (windows, context)
     y = ids[1 : n + 1].view(-1, context)
     with torch.no_grad():
@@ -453,7 +453,7 @@ def top_k_probabilities(logits, k: int | None = None, temperature: float = 1.0):
     temperature = rules.positive_finite(temperature, "temperature")
     scaled = logits / temperature
     if k is not None:
-        k = rules.check_top_k(k, logits.shape[-1])
+        k = check_top_k(k, logits.shape[-1])
         kth = scaled.topk(k, dim=-1).values[..., -1:]  # (..., 1): the k-th largest
         scaled = scaled.masked_fill(scaled < kth, float("-inf"))
     return torch.softmax(scaled, dim=-1)
@@ -509,3 +509,34 @@ def load_trained() -> tuple[TinyGPT, dict]:
         state = torch.load(path, map_location="cpu", weights_only=True)
     model.load_state_dict(state)
     return model.eval(), record
+
+
+# --- input rules only this module applies
+
+
+def check_caches(count: int, layers: int, lengths: list) -> None:
+    """ValueError unless there is one key-value cache per layer, all holding as many tokens."""
+    if count != layers:
+        raise ValueError(f"pass one KVCache per layer: {layers}, got {count}")
+    if len(set(lengths)) > 1:
+        raise ValueError(
+            f"caches must hold as many tokens each, one sequence per layer, got {lengths}"
+        )
+
+
+def check_window(length: int, context: int) -> None:
+    """ValueError unless a text of ``length`` tokens holds a window of ``context`` inputs and
+    the target after them."""
+    if length <= context:
+        raise ValueError(
+            f"a text of {length} tokens holds no window of context = {context} tokens and "
+            "the token after them: use a longer text or a shorter context"
+        )
+
+
+def check_top_k(k, vocab: int) -> int:
+    """``k`` as an ``int`` if it keeps between 1 and all ``vocab`` tokens, else ValueError."""
+    k = rules.positive_int(k, "top_k")
+    if k > vocab:
+        raise ValueError(f"top_k = {k} is larger than the vocabulary of {vocab} tokens")
+    return k

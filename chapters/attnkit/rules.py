@@ -29,36 +29,25 @@ __all__ = [
     "check_mask_dtype",
     "check_mask_fits",
     "check_masks_combine",
-    "check_lengths",
-    "check_lengths_fit",
     "apply_all_masked_policy",
     "broadcast_batch",
     "check_tokens",
     "check_heads_divide",
     "check_qkv_shapes",
-    "check_attention_shapes",
-    "check_grouped_qkv_shapes",
     "check_kv_heads",
-    "check_projections",
     "check_head_mask",
     "check_index",
     "check_joins",
     "check_token_ids",
     "check_token_range",
     "check_max_len",
-    "check_exp_sums",
-    "check_scores_finite",
     "check_norm_input",
-    "check_norm_weight",
     "optional_eps",
     "check_pairing",
     "check_rotary_input",
     "check_even_width",
     "check_positions",
     "check_frequencies",
-    "check_caches",
-    "check_window",
-    "check_top_k",
 ]
 
 ALL_MASKED_CHOICES = ("raise", "zero")
@@ -158,21 +147,6 @@ def check_masks_combine(shapes: list) -> None:
         raise ValueError(f"masks of shapes {named} do not broadcast against each other") from None
 
 
-def check_lengths(shape, dtype, *, is_int: bool) -> None:
-    """A padding mask's ``lengths``: ValueError unless a 1-D array of integers (``is_int``)."""
-    shape = tuple(shape)
-    if len(shape) != 1 or not is_int:
-        raise ValueError(
-            f"lengths must be a 1-D array of integers, got shape {shape} and dtype {dtype}"
-        )
-
-
-def check_lengths_fit(values: list, n: int) -> None:
-    """ValueError unless every sequence length in ``values`` lies in ``1 .. n``."""
-    if any(length < 1 or length > n for length in values):
-        raise ValueError(f"every length must lie between 1 and n = {n}, got {values}")
-
-
 def apply_all_masked_policy(empty_rows: list, all_masked: str) -> None:
     """The all-masked-row policy, for rows whose mask hides every key (softmax over none is 0/0).
 
@@ -248,44 +222,6 @@ def check_qkv_shapes(q_shape, k_shape, v_shape) -> tuple:
     return broadcast_batch({"queries": q_shape, "keys": k_shape, "values": v_shape})
 
 
-def check_attention_shapes(q_shape, k_shape, v_shape) -> None:
-    """Chapter 1's attention, without batch axes: ValueError naming the shapes unless one query
-    ``(d,)`` or queries ``(m, d)``, keys ``(n, d)`` and values ``(n, d_v)`` fit together."""
-    check_ndim("queries", q_shape, "(d,) or (m, d)", (1, 2))
-    check_ndim("keys", k_shape, "(n, d)", (2,))
-    check_ndim("values", v_shape, "(n, d_v)", (2,))
-    q_shape = tuple(q_shape)
-    check_qkv_shapes(q_shape if len(q_shape) == 2 else (1,) + q_shape, k_shape, v_shape)
-
-
-def check_grouped_qkv_shapes(q_shape, k_shape, v_shape) -> tuple:
-    """ValueError naming the shapes unless queries ``(..., h, m, d_k)``, keys ``(..., g, n,
-    d_k)`` and values ``(..., g, n, d_v)`` fit together, ``h`` a multiple of ``g``; returns
-    their broadcast batch shape (without the head axis)."""
-    q_shape, k_shape, v_shape = tuple(q_shape), tuple(k_shape), tuple(v_shape)
-    for shape, name, form in (
-        (q_shape, "queries", "(h, m, d_k)"),
-        (k_shape, "keys", "(g, n, d_k)"),
-        (v_shape, "values", "(g, n, d_v)"),
-    ):
-        check_batch_ndim(name, shape, form, 3)
-    h, g = q_shape[-3], k_shape[-3]
-    if v_shape[-3] != g:
-        raise ValueError(
-            f"keys of shape {k_shape} and values of shape {v_shape} must have the "
-            f"same number of key-value heads g ({g} != {v_shape[-3]})"
-        )
-    if g == 0 or h % g:
-        raise ValueError(
-            f"queries of shape {q_shape} have h = {h} heads and keys of shape "
-            f"{k_shape} g = {g}: h must be a multiple of g, so that each key-value "
-            "head serves the same number of query heads"
-        )
-    return check_qkv_shapes(
-        q_shape[:-3] + q_shape[-2:], k_shape[:-3] + k_shape[-2:], v_shape[:-3] + v_shape[-2:]
-    )
-
-
 def check_kv_heads(query_heads: int, kv_heads: int) -> None:
     """ValueError unless ``kv_heads`` key-value heads can each serve the same number of the
     ``query_heads`` query heads, that is, unless ``kv_heads`` divides ``query_heads`` (the key-value
@@ -294,42 +230,6 @@ def check_kv_heads(query_heads: int, kv_heads: int) -> None:
         raise ValueError(
             f"{query_heads} query heads cannot be shared equally by {kv_heads} key-value heads: "
             "the number of query heads must be a multiple of the number of key-value heads"
-        )
-
-
-def check_projections(query_shape, source_shape, W_Q, W_K, W_V, W_O, h: int) -> None:
-    """ValueError naming the shapes unless the matrices of a multi-head layer with ``h`` heads
-    fit its inputs ``X_query`` ``(..., m, d_model)`` and ``X_source`` ``(..., n, d_source)``:
-    ``W_Q`` ``(d_model, h*d_k)``, ``W_K`` ``(d_source, h*d_k)``, ``W_V`` ``(d_source, h*d_v)``,
-    ``W_O`` ``(h*d_v, d_out)``. ``W_Q`` .. ``W_O`` are the matrices' shapes."""
-    query_shape, source_shape = tuple(query_shape), tuple(source_shape)
-    W_Q, W_K, W_V, W_O = tuple(W_Q), tuple(W_K), tuple(W_V), tuple(W_O)
-    for shape, name in ((W_Q, "W_Q"), (W_K, "W_K"), (W_V, "W_V"), (W_O, "W_O")):
-        if len(shape) != 2:
-            raise ValueError(f"{name} must be a matrix, got shape {shape}")
-    if W_Q[0] != query_shape[-1]:
-        raise ValueError(
-            f"W_Q of shape {W_Q} must have d_model = {query_shape[-1]} rows to "
-            f"project X_query of shape {query_shape}"
-        )
-    for shape, name in ((W_K, "W_K"), (W_V, "W_V")):
-        if shape[0] != source_shape[-1]:
-            raise ValueError(
-                f"{name} of shape {shape} must have {source_shape[-1]} rows to "
-                f"project X_source of shape {source_shape}"
-            )
-    if W_K[1] != W_Q[1]:
-        raise ValueError(
-            f"W_Q of shape {W_Q} and W_K of shape {W_K} must have the "
-            "same number of columns h*d_k: queries and keys are compared"
-        )
-    for shape, name in ((W_Q, "W_Q"), (W_V, "W_V")):
-        check_heads_divide(f"{name} of shape {shape} (its columns)", shape[1], h)
-    if W_O[0] != W_V[1]:
-        raise ValueError(
-            f"W_O of shape {W_O} must have h*d_v = {W_V[1]} rows, one per column of "
-            f"the concatenated heads (W_V has shape {W_V}); "
-            f"W_O is (h*d_v, d_out)"
         )
 
 
@@ -352,33 +252,6 @@ def check_index(value: int, count: int, name: str, what: str) -> None:
 # --- numbers that overflow: the matrix form of the softmax, the scores ------------------------
 
 
-def check_exp_sums(dtype, *, finite: bool, normal: bool, largest_logit: float) -> None:
-    """The sums of exponentials of chapter 1's matrix form, which subtracts no maximum:
-    FloatingPointError unless every sum is ``finite`` and, ``normal``, at least the smallest
-    normal number of ``dtype`` (below it the sum has lost its digits, and 1/sum may be inf)."""
-    dtype = np.dtype(dtype)
-    finfo = np.finfo(dtype)
-    if not finite:
-        raise FloatingPointError(
-            f"exp overflowed: a sum of exp(logits) exceeds the largest {dtype}, "
-            f"{finfo.max:.4g} (the largest logit is {largest_logit:.6g}; exp alone overflows "
-            f"above log(max {dtype}) = {np.log(finfo.max):.2f}); use softmax(), which subtracts "
-            "the maximum"
-        )
-    if not normal:
-        raise FloatingPointError(
-            "every exp() along the axis underflowed to 0 or to a subnormal number, so the sum "
-            "has lost its precision (and 0/0 would be NaN); use softmax(), which subtracts "
-            "the maximum"
-        )
-
-
-def check_scores_finite(finite: bool) -> None:
-    """ValueError unless the scores ``Q K^T * scale`` of finite queries and keys are ``finite``."""
-    if not finite:
-        raise ValueError("the scores overflowed to infinity: the queries and keys are too large")
-
-
 # --- normalisation: LayerNorm or RMSNorm, and its input -----------------------------------------
 
 
@@ -391,17 +264,6 @@ def check_norm_input(name: str, shape, width: int | None = None) -> None:
         raise ValueError(
             f"{name} of shape {shape} must have a last axis of {width} entries, the width "
             "the norm was made for"
-        )
-
-
-def check_norm_weight(weight_shape, x_shape) -> None:
-    """ValueError naming both shapes unless the gain has one entry per entry of ``x``'s last
-    axis, ``(d,)``."""
-    weight_shape, x_shape = tuple(weight_shape), tuple(x_shape)
-    if weight_shape != x_shape[-1:]:
-        raise ValueError(
-            f"weight of shape {weight_shape} does not fit x of shape {x_shape}: give one gain "
-            f"per entry of the last axis, shape ({x_shape[-1]},)"
         )
 
 
@@ -526,31 +388,3 @@ def check_frequencies(shape, d: int) -> None:
 
 
 # --- chapter 8's tiny GPT (attnkit.gpt) --------------------------------------------------------
-
-
-def check_caches(count: int, layers: int, lengths: list) -> None:
-    """ValueError unless there is one key-value cache per layer, all holding as many tokens."""
-    if count != layers:
-        raise ValueError(f"pass one KVCache per layer: {layers}, got {count}")
-    if len(set(lengths)) > 1:
-        raise ValueError(
-            f"caches must hold as many tokens each, one sequence per layer, got {lengths}"
-        )
-
-
-def check_window(length: int, context: int) -> None:
-    """ValueError unless a text of ``length`` tokens holds a window of ``context`` inputs and
-    the target after them."""
-    if length <= context:
-        raise ValueError(
-            f"a text of {length} tokens holds no window of context = {context} tokens and "
-            "the token after them: use a longer text or a shorter context"
-        )
-
-
-def check_top_k(k, vocab: int) -> int:
-    """``k`` as an ``int`` if it keeps between 1 and all ``vocab`` tokens, else ValueError."""
-    k = positive_int(k, "top_k")
-    if k > vocab:
-        raise ValueError(f"top_k = {k} is larger than the vocabulary of {vocab} tokens")
-    return k

@@ -308,15 +308,15 @@ def test_check_softmax_accepts_correct_answers_in_float32_and_float64(fn):
         (softmax_naive, "Subtract each row's maximum"),
         (
             softmax_shifted_by(lambda x: x.mean(axis=-1, keepdims=True)),
-            "for the logits [1000.0, -1000.0, 0.0] you returned NaN",
+            "for the logits [1000.0, -1000.0, 0.0], you returned NaN",
         ),
         (
             softmax_shifted_by(lambda x: x.min(axis=-1, keepdims=True)),
-            "for the logits [1000.0, -1000.0, 0.0] you returned NaN",
+            "for the logits [1000.0, -1000.0, 0.0], you returned NaN",
         ),
         (softmax_shifted_by(lambda x: x.max()), "for the logits [-1000.0, -1001.0, -1002.0]"),
         (softmax_shifted_by(lambda x: x.max(axis=0)), "Subtract each row's own maximum"),
-        (softmax_clipped, "for logits near ±1000 the rows should be"),
+        (softmax_clipped, "for logits near ±1000, the rows should be"),
         (softmax_over_columns, "normalised the columns"),
         (softmax_whole_array, "whole matrix sums to 1"),
         (softmax_no_normalisation, "divide by the sum"),

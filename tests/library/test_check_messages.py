@@ -7,20 +7,25 @@ fields; and every verdict of every check, right answer or wrong, reads in Japane
 """
 
 import ast
+import gettext
+import re
 import string
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
+import tomllib
 import translated_verdicts
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
 import attnkit.exercises
 from attnkit.exercises import check_softmax, wording
-from booktools import translation
+from booktools import compiled_catalogues, translation
 from tests.support.answers import every_answers, seeds
+from tests.support.book import ROOT
+from tests.support.terms import terms
 
 EXERCISES = Path(attnkit.exercises.__file__).parent
 CATALOGUE = EXERCISES / "locales" / "ja" / "LC_MESSAGES" / "checks.po"
@@ -101,29 +106,142 @@ def test_the_japanese_catalogue_holds_every_template_translated_with_its_fields(
         assert message.string, f"untranslated: {message.id!r}"
         assert not message.fuzzy, f"fuzzy (the English changed): {message.id!r}"
         assert template_fields(message.string) == template_fields(message.id), message.id
-        assert wording.catalogue("ja")[message.id] == message.string  # read alike here
+        assert wording.catalogue("ja").gettext(message.id) == message.string  # read alike here
 
 
-def test_the_catalogue_reader_skips_what_is_not_a_translation():
-    text = "\n".join(
-        [
-            'msgid ""',
-            'msgstr "Language: ja\\n"',
-            "",
-            "#, python-brace-format",
-            'msgid ""',
-            '"two lines, {n} \\"quoted\\""',
-            'msgstr "二行 {n} \\"引用\\""',
-            "",
-            "#, fuzzy, python-brace-format",
-            'msgid "changed {n}"',
-            'msgstr "古い {n}"',
-            "",
-            'msgid "not yet"',
-            'msgstr ""',
-        ]
+JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff々]")
+FIELD = re.compile(r"\{(\w+)[^{}]*\}")
+# The fields that hold a message of their own, written in the reader's language: in Japanese they
+# join their neighbours as any Japanese words do. Every other field holds a value (a shape, a
+# dtype, numbers), set apart like a Latin word.
+MESSAGE_FIELDS = {
+    "advice", "called_with", "cause", "culprit", "entry", "example", "far", "helpers", "hint",
+    "kind", "lost", "mixed_up", "name", "reason", "result", "scale", "scores", "sliced",
+    "stable", "what", "where", "why", "whys",
+}  # fmt: skip
+# the terms that join a Latin word to Japanese: the glossary's (KVヘッド, one-hotベクトル), and
+# the compositions of chapter 9 as its pages write them
+LATIN_TERMS = [term.japanese for term in terms() if re.search("[A-Za-z]", term.japanese)] + [
+    "Q合成",
+    "K合成",
+    "V合成",
+]
+
+
+def spacing_breaches(text: str) -> list[str]:
+    """Where ``text`` breaks the catalogue's one rule for spaces (review K-5): a Latin word, a
+    code span or a field that holds a value stands one space apart from Japanese text on each
+    side; a field that holds a message joins it unspaced."""
+    for term in LATIN_TERMS:
+        text = text.replace(term, "語")
+    breaches = []
+    for token in re.finditer(r"[!-~]+", text):  # a run of ASCII without a space
+        start, end = token.span()
+        valued = FIELD.sub(lambda f: "" if f[1] in MESSAGE_FIELDS else "x", token[0])
+        if re.search("[A-Za-z]", valued):
+            touching = [i for i in (start - 1, end) if 0 <= i < len(text)]
+            if any(JAPANESE.match(text[i]) for i in touching):
+                breaches.append(f"{token[0]!r} touches Japanese: a space is missing")
+        elif not valued and FIELD.search(token[0]):
+            apart = [(start - 1, start - 2), (end, end + 1)]
+            if any(
+                0 <= j < len(text) and text[i] == " " and JAPANESE.match(text[j]) for i, j in apart
+            ):
+                breaches.append(f"{token[0]!r} holds Japanese: no space beside it")
+    return breaches
+
+
+def test_the_japanese_sets_latin_words_apart_by_one_rule():
+    with open(CATALOGUE, "rb") as file:
+        catalogue = read_po(file)
+    breaches = {
+        message.id: spacing_breaches(message.string)
+        for message in catalogue
+        if message.id and spacing_breaches(message.string)
+    }
+    assert breaches == {}
+
+
+def test_the_japanese_joins_clauses_without_a_colon():
+    """Japanese prose ends a sentence where English joins two with a colon (review K-4); only the
+    verdicts' labels, 正解です： and ✗ 不合格:, keep one."""
+    with open(CATALOGUE, "rb") as file:
+        catalogue = read_po(file)
+    joined = [
+        m.id
+        for m in catalogue
+        if m.id and re.search("(?<!正解です)：|[ぁ-ヿ一-龯]:(?!$)", m.string)
+    ]
+    assert joined == []
+
+
+@pytest.mark.parametrize(
+    "text, breaches",
+    [
+        ("float32 の入力", 0),
+        ("float32の入力", 1),
+        ("クエリ{query}の出力は {should} になる", 1),
+        ("{where}、{what}に NaN か inf", 0),
+        ("{where} 出力", 1),
+        ("KVヘッド j のバリュー", 0),
+        ("0/0 になります。1つ", 0),
+    ],
+)
+def test_the_spacing_rule_finds_what_it_should(text, breaches):
+    assert len(spacing_breaches(text)) == breaches, spacing_breaches(text)
+
+
+def test_the_compiled_catalogues_are_their_catalogues_compiled():
+    """The committed ``checks.mo``, which attnkit reads, says what its ``checks.po`` says."""
+    assert compiled_catalogues.catalogues() == [CATALOGUE]
+    for po in compiled_catalogues.catalogues():
+        mo = po.with_suffix(".mo")
+        assert mo.is_file() and mo.read_bytes() == compiled_catalogues.compiled(po), (
+            f"{mo} is not {po.name} compiled: run make catalogues"
+        )
+
+
+def test_the_compiled_catalogue_leaves_out_what_is_not_a_translation(tmp_path):
+    po = tmp_path / "ja" / "LC_MESSAGES" / "checks.po"
+    po.parent.mkdir(parents=True)
+    po.write_text(
+        "\n".join(
+            [
+                'msgid ""',
+                'msgstr "Language: ja\\n"',
+                "",
+                "#, python-brace-format",
+                'msgid ""',
+                '"two lines, {n} \\"quoted\\""',
+                'msgstr "二行 {n} \\"引用\\""',
+                "",
+                "#, fuzzy, python-brace-format",
+                'msgid "changed {n}"',
+                'msgstr "古い {n}"',
+                "",
+                'msgid "not yet"',
+                'msgstr ""',
+            ]
+        ),
+        encoding="utf-8",
     )
-    assert wording.read_po(text) == {'two lines, {n} "quoted"': '二行 {n} "引用"'}
+    po.with_suffix(".mo").write_bytes(compiled_catalogues.compiled(po))
+    japanese = gettext.translation("checks", tmp_path, languages=["ja"])
+    assert japanese.gettext('two lines, {n} "quoted"') == '二行 {n} "引用"'
+    assert japanese.gettext("changed {n}") == "changed {n}"
+    assert japanese.gettext("not yet") == "not yet"
+
+
+def test_attnkit_ships_the_compiled_catalogues():
+    """A student who installs attnkit from the repository gets the ``.mo`` as package data."""
+    with open(ROOT / "pyproject.toml", "rb") as file:
+        package_data = tomllib.load(file)["tool"]["setuptools"]["package-data"]
+    shipped = [
+        path
+        for path in EXERCISES.rglob("*.mo")
+        if any(path.relative_to(EXERCISES).match(p) for p in package_data["attnkit.exercises"])
+    ]
+    assert shipped == [CATALOGUE.with_suffix(".mo")]
 
 
 @pytest.mark.parametrize(

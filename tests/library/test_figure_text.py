@@ -33,6 +33,27 @@ def a_figure_with_every_kind_of_text():
     return fig
 
 
+def test_the_catalogue_reader_skips_what_is_not_a_translation():
+    text = "\n".join(
+        [
+            'msgid ""',
+            'msgstr "Language: ja\\n"',
+            "",
+            'msgid ""',
+            '"two lines, {} \\"quoted\\""',
+            'msgstr "二行 {} \\"引用\\""',
+            "",
+            "#, fuzzy",
+            'msgid "changed"',
+            'msgstr "古い"',
+            "",
+            'msgid "not yet"',
+            'msgstr ""',
+        ]
+    )
+    assert figure_text.read_po(text) == {'two lines, {} "quoted"': '二行 {} "引用"'}
+
+
 def test_the_japanese_catalogue_has_no_english_but_the_labels_it_keeps():
     for english, japanese in figure_text.catalogue("ja").items():
         assert english == japanese or not english_left([japanese]), (

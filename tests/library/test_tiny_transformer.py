@@ -150,7 +150,7 @@ def test_check_diagonal_mass_accepts_correct_answers():
         (lambda w, k: diagonal_mass_reference(w, k).tolist(), "you returned a list"),
         (
             lambda w, k: diagonal_mass_reference(w, k).sort().values,
-            "offset -4 the result should be [0.189, 0.1606], you returned [0.1606, 0.189]",
+            "offset -4, the result should be [0.189, 0.1606], you returned [0.1606, 0.189]",
         ),
         (
             lambda w, k: diagonal_mass_reference(w, k).to(torch.int8).long(),

@@ -15,6 +15,8 @@ from .harness import (
     close,
     dtypes,
     keeps_dtype,
+    not_close,
+    not_finite,
     random,
     shown,
 )
@@ -149,15 +151,12 @@ def check_softmax(fn):
                     )
                 )
             if not close(got, expected):
-                rows, returned = shown(expected, got)
-                raise Failed(
-                    _(
-                        "for {matrix} the rows should be {rows}, you returned {returned}. "
-                        "Subtract each row's own maximum, x.max(axis=-1, keepdims=True)",
-                        matrix=matrix.tolist(),
-                        rows=rows,
-                        returned=returned,
-                    )
+                raise not_close(
+                    _("for {matrix}", matrix=matrix.tolist()),
+                    _("the rows"),
+                    expected,
+                    got,
+                    _(" Subtract each row's own maximum, x.max(axis=-1, keepdims=True)."),
                 )
 
         expected = softmax(_LARGE)
@@ -175,26 +174,26 @@ def check_softmax(fn):
         finite = np.isfinite(got).all(axis=-1)
         if not finite.all():
             row = _LARGE[np.argmin(finite)]
-            raise Failed(
+            raise not_finite(
+                _("for the logits {row}", row=row.tolist()),
+                _("the result"),
                 _(
-                    "for the logits {row} you returned NaN or inf: exp(1000) "
-                    "overflows and exp(-1000) underflows to 0, giving 0/0. Subtract each "
-                    "row's maximum first: then every exponent is at most 0 and the largest "
-                    "is exactly 0. Subtracting the mean, the minimum, or one maximum for "
-                    "the whole array guarantees neither",
-                    row=row.tolist(),
-                )
+                    " exp(1000) overflows and exp(-1000) underflows to 0, giving 0/0. Subtract "
+                    "each row's maximum first, so that every exponent is at most 0 and the "
+                    "largest is exactly 0. Subtracting the mean, the minimum, or one maximum "
+                    "for the whole array guarantees neither."
+                ),
             )
         if not close(got, expected):
-            rows, returned = shown(expected, got)
-            raise Failed(
+            raise not_close(
+                _("for logits near ±1000"),
+                _("the rows"),
+                expected,
+                got,
                 _(
-                    "for logits near ±1000 the rows should be {rows}, you returned {returned}. "
-                    "Subtract each row's maximum and change the logits in no other way: "
-                    "clipping or rescaling them changes the weights",
-                    rows=rows,
-                    returned=returned,
-                )
+                    " Subtract each row's maximum and change the logits in no other way: "
+                    "clipping or rescaling them changes the weights."
+                ),
             )
         rng = random()
         for logits in (
@@ -228,24 +227,20 @@ def _compare_softmax(fn, logits, dtype):
     rows, have_rows, want_rows = (np.atleast_2d(a) for a in (logits, got, expected))
     bad = next(i for i in range(len(rows)) if not close(have_rows[i], want_rows[i]))
     have, want = have_rows[bad], want_rows[bad]
-    expected, returned = shown(want, have)
-    returned = (
-        _("you returned {returned}, not {expected}", returned=returned, expected=expected)
-        if np.all(np.isfinite(have))
-        else _("you returned NaN or inf")
+    where = _(
+        "for the {dtype} logits {logits}",
+        dtype=dtype.__name__,
+        logits=np.round(rows[bad].astype(float), 2).tolist(),
     )
-    raise Failed(
-        _(
-            "for the {dtype} logits {logits} {returned}. Subtract each row's own maximum, "
-            "x.max(axis=-1, keepdims=True), and change the logits in no other way: a shift "
-            "by another entry, by one maximum for the whole array or by a maximum floored "
-            "at 0 overflows or underflows on some rows, and clipping or rounding changes "
-            "the weights",
-            dtype=dtype.__name__,
-            logits=np.round(rows[bad].astype(float), 2).tolist(),
-            returned=returned,
-        )
+    hint = _(
+        " Subtract each row's own maximum, x.max(axis=-1, keepdims=True), and change the "
+        "logits in no other way: a shift by another entry, by one maximum for the whole array "
+        "or by a maximum floored at 0 overflows or underflows on some rows, and clipping or "
+        "rounding changes the weights."
     )
+    if not np.all(np.isfinite(have)):
+        raise not_finite(where, _("the result"), hint)
+    raise not_close(where, _("the result"), want, have, hint)
 
 
 # Scores H z = [1000, -350, 1000, -300, 999, -950], exact in float32 too: np.exp of them
@@ -291,15 +286,12 @@ def _wrong_weights(a, z, H, expected, where):
     """Say what is wrong with weights ``a`` that are not ``softmax(H z)``."""
     scores = H @ z
     if not np.all(np.isfinite(a)):
-        raise Failed(
-            _(
-                "{where}, with scores H z as large as {largest:.0f}, the "
-                "weights contain NaN or inf: use a softmax that subtracts the maximum "
-                "(attnkit.core.softmax)",
-                where=where,
-                largest=np.abs(scores).max(),
-            )
+        hint = _(
+            " The scores H z reach {largest:.0f} here: use a softmax that subtracts the "
+            "maximum (attnkit.core.softmax).",
+            largest=np.abs(scores).max(),
         )
+        raise not_finite(where, _("the weights"), hint)
     if close(a, scores):
         raise Failed(_("a equals the scores H z: apply softmax to them to get weights"))
     if np.any(a < 0) or not close(a.sum(), 1.0):

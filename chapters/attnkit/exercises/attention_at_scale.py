@@ -15,6 +15,8 @@ from .harness import (
     dtypes,
     keeps_dtype,
     near,
+    not_close,
+    not_finite,
     random,
     shown,
     wrong_shape,
@@ -144,9 +146,9 @@ def _online_answer(fn, Q, K, V, block_size, causal, where, measure=False):
     if got.dtype != Q.dtype:
         raise Failed(
             _(
-                "{where} for {dtype} inputs your output is {got}: keep the inputs' "
-                "dtype (create the running arrays with dtype=Q.dtype, and scale by a Python "
-                "number such as d_k ** 0.5 or by np.sqrt(d_k).astype(Q.dtype))",
+                "{where}, your output is {got}: keep the dtype of the {dtype} inputs (create "
+                "the running arrays with dtype=Q.dtype, and scale by a Python number such as "
+                "d_k ** 0.5 or by np.sqrt(d_k).astype(Q.dtype))",
                 where=where,
                 dtype=Q.dtype,
                 got=got.dtype,
@@ -155,31 +157,13 @@ def _online_answer(fn, Q, K, V, block_size, causal, where, measure=False):
     return (got, peak) if measure else got
 
 
-def _wrong_output(where, expected, got, advice="", rows=None):
+def _wrong_output(where, expected, got, hint="", rows=None):
     """Fail, showing the first query whose output is wrong; ``got`` holds the queries ``rows``
     only, if given."""
     i = int(np.argmin(np.all(near(got, expected), axis=1)))
     query = i if rows is None else int(rows[i])
-    should, returned = shown(expected[i], got[i])
-    fields = dict(
-        where=where,
-        query=query,
-        should=should,
-        returned=returned,
-        lost=_digits_lost(got, expected),
-    )
-    if advice:
-        raise Failed(
-            _(
-                "{where} query {query} should output {should}, you returned "
-                "{returned}.{lost} {advice}",
-                advice=advice,
-                **fields,
-            )
-        )
-    raise Failed(
-        _("{where} query {query} should output {should}, you returned {returned}.{lost}", **fields)
-    )
+    what = _("the output of query {query}", query=query)
+    raise not_close(where, what, expected[i], got[i], _digits_lost(got, expected) + hint)
 
 
 def _block_sizes(n, rng):
@@ -194,24 +178,20 @@ def _coded_cases(fn, dtype):
     Q, K, V = _scores_rising_by_block(4, 10, 3, 2, [0.0, 1.0, 2.0], 4, dtype, seed=0)
     expected = _attention64(Q, K, V)
     Q64, K64, V64 = (a.astype(np.float64) for a in (Q, K, V))
-    where = _(
-        "for {dtype} Q (4, 3), K (10, 3), V (10, 2) and block_size = 4,", dtype=dtype.__name__
-    )
+    where = _("for {dtype} Q (4, 3), K (10, 3), V (10, 2) and block_size = 4", dtype=dtype.__name__)
     got = _online_answer(fn, Q, K, V, 4, False, where)
     if not np.all(np.isfinite(got)):
-        raise Failed(
-            _(
-                "{where} your output holds NaN or inf; the scores are small here, so "
-                "look for a division by a zero sum or exp(-inf - (-inf))",
-                where=where,
-            )
+        hint = _(
+            " The scores are small here, so look for a division by a zero sum or "
+            "exp(-inf - (-inf))."
         )
+        raise not_finite(where, _("the output"), hint)
     if not close(got, expected):
         unscaled = scaled_dot_product_attention(Q64, K64, V64, scale=1.0)[0]
         if close(got, unscaled):
             raise Failed(
                 _(
-                    "{where} you did not scale the scores: divide Q K^T by sqrt(d_k)",
+                    "{where}, you did not scale the scores: divide them by sqrt(d_k)",
                     where=where,
                 )
             )
@@ -258,40 +238,22 @@ def _coded_cases(fn, dtype):
             ),
         ]:
             if close(got, _blockwise(Q64, K64, V64, 4, mistake)):
-                raise Failed(_("{where} {advice}", where=where, advice=advice))
-        should, returned = shown(expected, got)
-        raise Failed(
-            _(
-                "{where} the output should be {should}, you returned {returned}.{lost}",
-                where=where,
-                should=should,
-                returned=returned,
-                lost=_digits_lost(got, expected),
-            )
-        )
+                raise Failed(_("{where}, {advice}", where=where, advice=advice))
+        raise not_close(where, _("the output"), expected, got, _digits_lost(got, expected))
 
     for block_size in (1, 3, 10, 16):
-        where = _("with block_size = {block_size} (n = 10),", block_size=block_size)
+        where = _("with block_size = {block_size} (n = 10)", block_size=block_size)
         got = _online_answer(fn, Q, K, V, block_size, False, where)
         if not close(got, expected):
             hint = _(" A block larger than n is the whole sequence.") if block_size > 10 else ""
-            should, returned = shown(expected, got)
-            raise Failed(
-                _(
-                    "{where} the output should be {should}, you returned {returned}.{hint}",
-                    where=where,
-                    should=should,
-                    returned=returned,
-                    hint=hint,
-                )
-            )
+            raise not_close(where, _("the output"), expected, got, hint)
 
     # causal: m = n = 7 in blocks of 3; key j is visible to query i when j <= i
     rng = np.random.default_rng(1)
     Qc, Kc, Vc = (rng.normal(size=s).astype(dtype) for s in [(7, 3), (7, 3), (7, 2)])
     Qc64, Kc64, Vc64 = (a.astype(np.float64) for a in (Qc, Kc, Vc))
     expected = _attention64(Qc, Kc, Vc, causal=True)
-    where = _("with causal = True (m = n = 7, block_size = 3),")
+    where = _("with causal = True (m = n = 7, block_size = 3)")
     got = _online_answer(fn, Qc, Kc, Vc, 3, True, where)
     if not close(got, expected):
         local = np.arange(3)[None, :] <= np.arange(7)[:, None]  # (7, 3), block-local
@@ -316,92 +278,62 @@ def _coded_cases(fn, dtype):
         ]
         for candidate, advice in candidates:
             if close(got, candidate):
-                raise Failed(_("{where} {advice}", where=where, advice=advice))
+                raise Failed(_("{where}, {advice}", where=where, advice=advice))
         lost = np.flatnonzero(~np.all(np.isfinite(got), axis=1)).tolist()
         if lost:
-            raise Failed(
-                _(
-                    "{where} queries {lost} came out NaN or inf. Every query may attend to key 0 "
-                    "(query 0 to key 0 only: keep keys j <= i, not j < i), and key 0 is in the "
-                    "first block, so the running maximum is finite after it. A later block whose "
-                    "keys are all masked for a query has maximum -inf: the running maximum must "
-                    "stay the larger of the old one and the block's, never the block's alone",
-                    where=where,
-                    lost=lost,
-                )
+            hint = _(
+                " Every query may attend to key 0 (query 0 to key 0 only: keep keys j <= i, not "
+                "j < i), and key 0 is in the first block, so the running maximum is finite after "
+                "it. A later block whose keys are all masked for a query has maximum -inf, so the "
+                "running maximum must stay the larger of the old one and the block's, never the "
+                "block's alone."
             )
-        should, returned = shown(expected, got)
-        raise Failed(
-            _(
-                "{where} the output should be {should}, you returned {returned}",
-                where=where,
-                should=should,
-                returned=returned,
-            )
-        )
+            raise not_finite(where, _("the output of queries {rows}", rows=lost), hint)
+        raise not_close(where, _("the output"), expected, got)
 
     # scores in the thousands: exp overflows unless every exponent stays <= 0
     for offsets, where in (
         (
             [0.0, 400.0, 800.0, 1200.0],
-            _("with scores near 0, 400, 800, 1200 in the four blocks (rising, block_size = 3),"),
+            _("with scores near 0, 400, 800, 1200 in the four blocks (rising, block_size = 3)"),
         ),
         (
             [1200.0, 800.0, 400.0, 0.0],
-            _("with scores near 1200, 800, 400, 0 in the four blocks (falling, block_size = 3),"),
+            _("with scores near 1200, 800, 400, 0 in the four blocks (falling, block_size = 3)"),
         ),
     ):
         Ql, Kl, Vl = _scores_rising_by_block(3, 12, 3, 2, offsets, 3, dtype, seed=2)
         expected = _attention64(Ql, Kl, Vl)
         got = _online_answer(fn, Ql, Kl, Vl, 3, False, where)
         if not np.all(np.isfinite(got)):
-            raise Failed(
-                _(
-                    "{where} your output holds NaN or inf: exp overflowed. Subtract the "
-                    "running maximum r before exp, set r to the larger of r and the "
-                    "block's maximum at every block, and multiply what you summed "
-                    "before by exp(r_old - r_new), which is never above 1",
-                    where=where,
-                )
+            hint = _(
+                " exp overflowed. Subtract the running maximum r before exp, set r to the "
+                "larger of r and the block's maximum at every block, and multiply what you "
+                "summed before by exp(r_old - r_new), which is never above 1."
             )
+            raise not_finite(where, _("the output"), hint)
         if not close(got, expected):
-            should, returned = shown(expected, got)
-            raise Failed(
-                _(
-                    "{where} the output should be {should}, you returned {returned}. Subtract "
-                    "the running maximum and change the scores in no other way: clipping them "
-                    "to a range makes different scores equal",
-                    where=where,
-                    should=should,
-                    returned=returned,
-                )
+            hint = _(
+                " Subtract the running maximum and change the scores in no other way: clipping "
+                "them to a range makes different scores equal."
             )
+            raise not_close(where, _("the output"), expected, got, hint)
 
     if dtype != np.float32:
         return
     # float32's exp overflows above 88
     Q32, K32, V32 = _scores_rising_by_block(4, 9, 3, 2, [0.0, 60.0, 120.0], 3, dtype, seed=3)
     expected = _attention64(Q32, K32, V32)
-    where = _("for float32 inputs with scores near 0, 60 and 120 (block_size = 3),")
+    where = _("for float32 inputs with scores near 0, 60 and 120 (block_size = 3)")
     got = _online_answer(fn, Q32, K32, V32, 3, False, where)
     if not np.all(np.isfinite(got)):
-        raise Failed(
-            _(
-                "{where} your output holds NaN or inf: float32's exp overflows above "
-                "88, so every exponent must be a score minus the running maximum",
-                where=where,
-            )
+        hint = _(
+            " float32's exp overflows above 88, so every exponent must be a score minus the "
+            "running maximum."
         )
+        raise not_finite(where, _("the output"), hint)
     if not close(got, expected):
-        should, returned = shown(expected, got)
-        raise Failed(
-            _(
-                "{where} the output should be {should}, you returned {returned}",
-                where=where,
-                should=should,
-                returned=returned,
-            )
-        )
+        raise not_close(where, _("the output"), expected, got)
 
 
 def _random_cases(fn, dtype):
@@ -418,7 +350,7 @@ def _random_cases(fn, dtype):
         for block_size in _block_sizes(n, rng):
             where = _(
                 "for random {dtype} Q {q}, K {k}, V {v}, block_size = {block_size}, "
-                "causal = {causal},",
+                "causal = {causal}",
                 dtype=dtype.__name__,
                 q=Q.shape,
                 k=K.shape,
@@ -433,8 +365,8 @@ def _random_cases(fn, dtype):
                     expected,
                     got,
                     _(
-                        "The worked cases passed: look for what these sizes and values change "
-                        "(m, n and block_size in any relation, values of every size)"
+                        " The worked cases passed: look for what these sizes and values change "
+                        "(m, n and block_size in any relation, values of every size)."
                     ),
                 )
 
@@ -452,7 +384,7 @@ def _extreme_case(fn, dtype):
     for block_size in _block_sizes(n, rng):
         where = _(
             "for {dtype} Q {q}, K {k}, V {v} whose scores are in the thousands "
-            "(block_size = {block_size}),",
+            "(block_size = {block_size})",
             dtype=dtype.__name__,
             q=Q.shape,
             k=K.shape,
@@ -466,13 +398,6 @@ def _extreme_case(fn, dtype):
         lost = bad & ~np.all(np.isfinite(got), axis=1)
         i = int(np.argmax(lost if lost.any() else bad))
         row = scores[i]
-        if lost[i]:
-            returned = _("you returned NaN or inf")
-        else:
-            should, returned = shown(expected[i], got[i])
-            returned = _(
-                "you returned {returned}, not {expected}", returned=returned, expected=should
-            )
         tops = scores.max(axis=1)
         if lost.any() and np.all(tops[lost] < 0):
             hint = _(
@@ -487,23 +412,22 @@ def _extreme_case(fn, dtype):
             )
         else:
             hint = ""
-        raise Failed(
-            _(
-                "{where} query {query}, whose scores lie between {low:.0f} and {high:.0f}, "
-                "{returned}.{hint} Keep one running maximum per query, shape (m, 1), started "
-                "at -inf and set at every block to the larger of itself and the block's "
-                "maximum; subtract it before exp and change the scores in no other way. A "
-                "maximum shared by all queries, one started at 0, a shift by another score, "
-                "or scores clipped to a range overflow, underflow or change the weights for "
-                "some of these queries",
-                where=where,
-                query=i,
-                low=row.min(),
-                high=row.max(),
-                returned=returned,
-                hint=hint,
-            )
+        hint += _(
+            " Keep one running maximum per query, shape (m, 1), started at -inf and set at "
+            "every block to the larger of itself and the block's maximum; subtract it before "
+            "exp and change the scores in no other way. A maximum shared by all queries, one "
+            "started at 0, a shift by another score, or scores clipped to a range overflow, "
+            "underflow or change the weights for some of these queries."
         )
+        what = _(
+            "the output of query {query}, whose scores lie between {low:.0f} and {high:.0f}",
+            query=i,
+            low=row.min(),
+            high=row.max(),
+        )
+        if lost[i]:
+            raise not_finite(where, what, hint)
+        raise not_close(where, what, expected[i], got[i], hint)
 
 
 # About -1.3e30, exact in float32: below the large negative numbers that stand in for -inf
@@ -531,7 +455,7 @@ def _masked_far_below_case(fn, dtype):
     block_size = _block_sizes(n, rng)[int(rng.integers(3))]
     where = _(
         "with causal = True, {dtype} Q {q}, block_size = {block_size}, and queries {queries} "
-        "seeing only scores below -1e30 (their future keys score near +1000),",
+        "seeing only scores below -1e30 (their future keys score near +1000)",
         dtype=dtype.__name__,
         q=Q.shape,
         block_size=block_size,
@@ -541,19 +465,19 @@ def _masked_far_below_case(fn, dtype):
     if close(got, expected):
         return
     bad = ~np.all(near(got, expected), axis=1)
-    advice = (
+    hint = (
         _(
-            "Set the masked scores to -inf before the running maximum: a maximum taken over "
-            "the future keys too makes exp(s - r) 0 for every visible key, and the sum 0"
+            " Set the masked scores to -inf before the running maximum: a maximum taken over "
+            "the future keys too makes exp(s - r) 0 for every visible key, and the sum 0."
         )
         if not np.all(np.isfinite(got[bad]))
         else _(
-            "A masked score must be -inf, so that its exponential is exactly 0: a large "
+            " A masked score must be -inf, so that its exponential is exactly 0: a large "
             "finite number such as -1e9 is larger than these queries' visible scores and "
-            "takes all the weight"
+            "takes all the weight."
         )
     )
-    _wrong_output(where, expected, got, advice)
+    _wrong_output(where, expected, got, hint)
 
 
 def _about(count: int) -> str:
@@ -576,7 +500,7 @@ def _memory_cases(fn, dtype):
         Q, K, V = (rng.random(s, dtype=dtype) * 2 - 1 for s in [(m, d_k), (n, d_k), (n, d_v)])
         where = _(
             "for {dtype} inputs with m = {m}, n = {n}, d_k = {d_k}, d_v = {d_v}, "
-            "block_size = {block_size}, causal = {causal},",
+            "block_size = {block_size}, causal = {causal}",
             dtype=dtype.__name__,
             m=m,
             n=n,
@@ -594,7 +518,7 @@ def _memory_cases(fn, dtype):
         allowed = _allowed_bytes(m, n, block_size, d_k, d_v)
         if not isinstance(peak, int):
             raise Failed(
-                _("{where} the memory your function used could not be measured", where=where)
+                _("{where}, the memory your function used could not be measured", where=where)
             )
         if peak <= allowed:
             continue
@@ -624,7 +548,7 @@ def _memory_cases(fn, dtype):
             culprit = _("more than streaming needs, and more as n grows")
         raise Failed(
             _(
-                "{where} your function held about {peak} bytes at its peak, {culprit}. "
+                "{where}, your function held about {peak} bytes at its peak, {culprit}. "
                 "Streaming needs a few arrays of shape (m, block_size), (m, d_k) and (m, d_v) "
                 "at a time, whatever n: this check allows {allowed:,} bytes here ({arrays} "
                 "arrays of each shape and of shape (m, 1), and a little for Python)",
@@ -695,7 +619,7 @@ def _coded_gqa_case(fn, Q, K):
     d_v = 2
     coded_V = np.repeat(np.arange(1.0, g + 1), n * d_v).reshape(g, n, d_v).astype(Q.dtype)
     where = _(
-        "for Q {q} (h = {h}), K {k} and V {v} (g = {g}),",
+        "for Q {q} (h = {h}), K {k} and V {v} (g = {g})",
         q=Q.shape,
         h=h,
         k=K.shape,
@@ -710,7 +634,7 @@ def _coded_gqa_case(fn, Q, K):
     if np.all(got == np.trunc(got)) and np.all((expected - 1 <= got) & (got <= expected)):
         raise Failed(
             _(
-                "{where} every value of key-value head j is j + 1, so every output row should "
+                "{where}, every value of key-value head j is j + 1, so every output row should "
                 "be j + 1; yours are whole numbers at or below that, starting with "
                 "{rows}: the output was cut to integers (an integer array, or astype(int)), "
                 "which turns 0.9999999 into 0. Keep it in a float array of the inputs' dtype",
@@ -724,7 +648,7 @@ def _coded_gqa_case(fn, Q, K):
     ):
         raise Failed(
             _(
-                "{where} every value of key-value head j is j + 1, so each output "
+                "{where}, every value of key-value head j is j + 1, so each output "
                 "row should be j + 1 whatever the weights, as long as each row of "
                 "weights sums to 1; your rows start with {rows}. Apply the softmax over "
                 "the keys (the last axis) before the weighted sum of the values",
@@ -736,7 +660,7 @@ def _coded_gqa_case(fn, Q, K):
     if np.array_equal(read, np.arange(h) % g):
         raise Failed(
             _(
-                "{where} query head i read key-value head i % g ({read}), as "
+                "{where}, query head i read key-value head i % g ({read}), as "
                 "np.tile does. Groups are consecutive: heads 0 .. h/g - 1 share "
                 "key-value head 0, and so on ({should}); np.repeat(K, h // g, "
                 "axis=0) repeats each head in place",
@@ -747,7 +671,7 @@ def _coded_gqa_case(fn, Q, K):
         )
     raise Failed(
         _(
-            "{where} every value of key-value head j is j + 1, so your output shows "
+            "{where}, every value of key-value head j is j + 1, so your output shows "
             "that query heads 0 .. {last} read key-value heads {read}; "
             "they should read {should} (head i reads i // (h // g))",
             where=where,
@@ -768,7 +692,7 @@ def _compare_gqa(fn, Q, K, V, where):
     if close(got, grouped_query_attention(Q64, K64, V64, scale=1.0)[0]):
         raise Failed(
             _(
-                "{where} you did not scale the scores: divide them by sqrt(d_k)",
+                "{where}, you did not scale the scores: divide them by sqrt(d_k)",
                 where=where,
             )
         )
@@ -777,7 +701,7 @@ def _compare_gqa(fn, Q, K, V, where):
         should, returned = shown(expected[0], got[0])
         raise Failed(
             _(
-                "{where} every query head is wrong: head 0 should output {should}, you "
+                "{where}, every query head is wrong: head 0 should output {should}, you "
                 "returned {returned}.{lost}",
                 where=where,
                 should=should,
@@ -788,7 +712,7 @@ def _compare_gqa(fn, Q, K, V, where):
     should, returned = shown(expected[wrong[0]], got[wrong[0]])
     raise Failed(
         _(
-            "{where} query heads {wrong} are wrong, the others right: query head "
+            "{where}, query heads {wrong} are wrong, the others right: query head "
             "i uses the keys and the values of key-value head i // (h // g), both "
             "from the same head. Head {head} should be {should}, you returned {returned}",
             where=where,
@@ -814,7 +738,7 @@ def _extreme_gqa_case(fn, dtype):
     V = spread((g, n, d_v), dtype, decades=1.0)
     expected = grouped_query_attention(*(a.astype(np.float64) for a in (Q, K, V)))[0]
     where = _(
-        "for {dtype} Q {q}, K {k}, V {v} whose scores are in the thousands,",
+        "for {dtype} Q {q}, K {k}, V {v} whose scores are in the thousands",
         dtype=dtype.__name__,
         q=Q.shape,
         k=K.shape,
@@ -824,25 +748,16 @@ def _extreme_gqa_case(fn, dtype):
     if close(got, expected):
         return
     i = int(np.argmin([close(got[k], expected[k]) for k in range(h)]))
-    should, returned = shown(expected[i], got[i])
-    returned = (
-        _("you returned {returned}", returned=returned)
-        if np.all(np.isfinite(got[i]))
-        else _("you returned NaN or inf")
+    what = _("the output of query head {head}", head=i)
+    hint = _(
+        " Subtract each row's own maximum, scores.max(axis=-1, keepdims=True), and change the "
+        "scores in no other way (or use attnkit.core.scaled_dot_product_attention, which "
+        "does): a shift by another score or by one maximum for several rows, or scores "
+        "clipped to a range, overflow, underflow or change the weights."
     )
-    raise Failed(
-        _(
-            "{where} query head {head} should output {should}, {returned}. "
-            "Subtract each row's own maximum, scores.max(axis=-1, keepdims=True), and change "
-            "the scores in no other way (or use attnkit.core.scaled_dot_product_attention, "
-            "which does): a shift by another score or by one maximum for several rows, or "
-            "scores clipped to a range, overflow, underflow or change the weights",
-            where=where,
-            head=i,
-            should=should,
-            returned=returned,
-        )
-    )
+    if not np.all(np.isfinite(got[i])):
+        raise not_finite(where, what, hint)
+    raise not_close(where, what, expected[i], got[i], hint)
 
 
 # PyTorch's attention computes the whole answer with enable_gqa=True
@@ -885,7 +800,7 @@ def check_grouped_query_attention(fn):
                 1: _("multi-query attention, g = 1"),
             }.get(g, _("h / g = {ratio} query heads per key-value head", ratio=h // g))
             where = _(
-                "for random {dtype} Q {q}, K {k}, V {v} ({kind}),",
+                "for random {dtype} Q {q}, K {k}, V {v} ({kind})",
                 dtype=dtype.__name__,
                 q=Q.shape,
                 k=K.shape,
@@ -946,7 +861,7 @@ def _merge_answer(fn, inputs, where):
     if o.shape != (m, d_v) or lse.shape != (m,):
         raise Failed(
             _(
-                "{where} o should have shape (m, d_v) = {o_shape} and lse shape (m,) = "
+                "{where}, o should have shape (m, d_v) = {o_shape} and lse shape (m,) = "
                 "{lse_shape}; you returned {o_got} and {lse_got}",
                 where=where,
                 o_shape=(m, d_v),
@@ -971,65 +886,42 @@ def _compare_merge(fn, inputs, where, advice=""):
     o_a, lse_a, o_b, lse_b = (a.astype(np.float64) for a in inputs)
     if not np.all(np.isfinite(o)):
         rows = np.flatnonzero(~np.all(np.isfinite(o), axis=1)).tolist()
-        raise Failed(
-            _(
-                "{where} the output of queries {rows} holds NaN or inf. Subtract the larger "
-                "of lse_a and lse_b before exp, so that no exponential overflows, and where "
-                "both are -inf (the query saw no key in either block) use a finite shift such "
-                "as 0: exp(-inf - (-inf)) is NaN",
-                where=where,
-                rows=rows,
-            )
+        hint = _(
+            " Subtract the larger of lse_a and lse_b before exp, so that no exponential "
+            "overflows, and where both are -inf (the query saw no key in either block) use a "
+            "finite shift such as 0, since exp(-inf - (-inf)) is NaN."
         )
+        raise not_finite(where, _("the output of queries {rows}", rows=rows), hint)
     if not lse_right:
-        should, returned = shown(expected_lse, lse)
         hint = ""
         finite = ~both
         if not np.all(np.isfinite(lse[finite])):
             hint = _(
                 " exp(lse_a) or exp(lse_b) overflowed or underflowed: subtract r = "
-                "max(lse_a, lse_b) before exp and add it back after the log"
+                "max(lse_a, lse_b) before exp and add it back after the log."
             )
         elif close(lse[finite], np.maximum(lse_a, lse_b)[finite]):
             hint = _(
                 " That is the larger of the two: lse is log(exp(lse_a) + exp(lse_b)), the "
-                "log of the two blocks' sums added"
+                "log of the two blocks' sums added."
             )
         elif close(lse[finite], (lse_a + lse_b)[finite]):
             hint = _(
                 " That is lse_a + lse_b: the logs of two sums do not add; lse is "
-                "log(exp(lse_a) + exp(lse_b))"
+                "log(exp(lse_a) + exp(lse_b))."
             )
-        raise Failed(
-            _(
-                "{where} lse should be {should}, you returned {returned}.{hint}",
-                where=where,
-                should=should,
-                returned=returned,
-                hint=hint,
-            )
-        )
+        raise not_close(where, "lse", expected_lse, lse, hint)
     if close(o, (o_a + o_b) / 2):
         advice = _(
-            "You averaged the two outputs: each block counts in proportion to its share of "
-            "the softmax's sum, exp(lse_a - lse) and exp(lse_b - lse)"
+            " You averaged the two outputs: each block counts in proportion to its share of "
+            "the softmax's sum, exp(lse_a - lse) and exp(lse_b - lse)."
         )
     elif close(
         o, np.exp(lse_b - expected_lse)[:, None] * o_a + np.exp(lse_a - expected_lse)[:, None] * o_b
     ):
-        advice = _("Each block's output takes its own weight: exp(lse_a - lse) for o_a")
+        advice = _(" Each block's output takes its own weight: exp(lse_a - lse) for o_a.")
     i = int(np.argmin(np.all(near(o, expected_o), axis=1)))
-    should, returned = shown(expected_o[i], o[i])
-    raise Failed(
-        _(
-            "{where} query {query} should output {should}, you returned {returned}. {advice}",
-            where=where,
-            query=i,
-            should=should,
-            returned=returned,
-            advice=advice,
-        )
-    )
+    raise not_close(where, _("the output of query {query}", query=i), expected_o[i], o[i], advice)
 
 
 @check(forbids=SOFTMAXES + ATTENTIONS)
@@ -1053,7 +945,7 @@ def check_merge_attention_states(fn):
         _compare_merge(
             fn,
             inputs,
-            _("for {dtype} states of 3 queries over keys 0-2 and 3-6,", dtype=dtype.__name__),
+            _("for {dtype} states of 3 queries over keys 0-2 and 3-6", dtype=dtype.__name__),
         )
 
         for __ in range(3):  # fresh sizes and a fresh cut
@@ -1064,7 +956,7 @@ def check_merge_attention_states(fn):
             cut = int(rng.integers(1, n))
             inputs = tuple(a.astype(dtype) for a in _block_states(Q, K, V, cut))
             where = _(
-                "for random {dtype} states of {m} queries over keys 0-{last_a} and {cut}-{last},",
+                "for random {dtype} states of {m} queries over keys 0-{last_a} and {cut}-{last}",
                 dtype=dtype.__name__,
                 m=m,
                 last_a=cut - 1,
@@ -1077,7 +969,7 @@ def check_merge_attention_states(fn):
         Q, K, V = coded.normal(size=(1, 4)), coded.normal(size=(5, 4)), coded.normal(size=(5, 1))
         inputs = tuple(a.astype(dtype) for a in _block_states(Q, K, V, 2))
         where = _(
-            "for {dtype} states of one query, d_v = 1, over keys 0-1 and 2-4,", dtype=dtype.__name__
+            "for {dtype} states of one query, d_v = 1, over keys 0-1 and 2-4", dtype=dtype.__name__
         )
         _compare_merge(fn, inputs, where)
 
@@ -1088,7 +980,7 @@ def check_merge_attention_states(fn):
             lse_b = (offset + rng.uniform(-5.0, 5.0, size=m)).astype(dtype)
             o_a, o_b = spread((m, d_v), dtype, decades=1.0), spread((m, d_v), dtype, decades=1.0)
             where = _(
-                "for {dtype} logsumexps near {offset:+.0f},", dtype=dtype.__name__, offset=offset
+                "for {dtype} logsumexps near {offset:+.0f}", dtype=dtype.__name__, offset=offset
             )
             _compare_merge(fn, (o_a, lse_a, o_b, lse_b), where)
 
@@ -1102,14 +994,14 @@ def check_merge_attention_states(fn):
         o_b[[3, 4]] = 0.0
         where = _(
             "for {dtype} states where query 1 sees no key in block a, query 3 none in "
-            "block b and query 4 none in either (lse -inf, output row 0),",
+            "block b and query 4 none in either (lse -inf, output row 0)",
             dtype=dtype.__name__,
         )
         _compare_merge(
             fn,
             (o_a, lse_a, o_b, lse_b),
             where,
-            _("A block with lse = -inf has weight exp(-inf) = 0; a query with none gets 0, -inf"),
+            _(" A block with lse = -inf has weight exp(-inf) = 0; a query with none gets 0, -inf."),
         )
     return _(
         "correct: two blocks' outputs weighted by their shares of the softmax's sum, and "

@@ -394,11 +394,38 @@ def wrong_shape(where: str, what: str, expected, got, hint: str = "") -> Failed:
     ``hint``, a sentence that starts with a space, may say what the returned shape suggests."""
     return Failed(
         _(
-            "{where} {what} should have shape {expected}, you returned {got}.{hint}",
+            "{where}, {what} should have shape {expected}, you returned {got}.{hint}",
             where=where,
             what=what,
             expected=expected,
             got=tuple(got),
+            hint=hint,
+        )
+    )
+
+
+def not_finite(where: str, what: str, hint: str = "") -> Failed:
+    """The failure of an answer that holds NaN or inf, in the same words in every check:
+    ``where`` (the inputs, a phrase), ``what`` ("the output"), and ``hint``, sentences that
+    start with a space, saying where NaN or inf comes from and how to avoid it."""
+    return Failed(
+        _("{where}, you returned NaN or inf in {what}.{hint}", where=where, what=what, hint=hint)
+    )
+
+
+def not_close(where: str, what: str, expected, got, hint: str = "") -> Failed:
+    """The failure of an answer whose numbers are wrong, in the same words in every check:
+    ``what`` should be ``expected``, not ``got``, each written with the digits that tell them
+    apart (:func:`shown`); ``hint``, sentences that start with a space, may say what the
+    numbers suggest."""
+    should, returned = shown(expected, got)
+    return Failed(
+        _(
+            "{where}, {what} should be {should}, you returned {returned}.{hint}",
+            where=where,
+            what=what,
+            should=should,
+            returned=returned,
             hint=hint,
         )
     )

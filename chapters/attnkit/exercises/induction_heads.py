@@ -2,7 +2,20 @@
 
 import numpy as np
 
-from .harness import Failed, as_array, call, check, close, dtypes, keeps_dtype, near, random, shown
+from .harness import (
+    Failed,
+    as_array,
+    call,
+    check,
+    close,
+    dtypes,
+    keeps_dtype,
+    near,
+    not_close,
+    not_finite,
+    random,
+    wrong_shape,
+)
 from .wording import _
 
 __all__ = ["check_induction_score", "check_k_composition"]
@@ -120,40 +133,18 @@ def check_induction_score(fn):
             got = as_array(result, _("the scores"))
             want = _induction_score(weights, tokens)
             if got.shape != want.shape:
-                raise Failed(
-                    _(
-                        "{where} the scores should have shape {expected} (one per head), you "
-                        "returned {got}",
-                        where=where,
-                        expected=want.shape,
-                        got=got.shape,
-                    )
-                )
+                raise wrong_shape(where, _("the scores"), want.shape, got.shape)
             keeps_dtype(result, dtype, _("the scores"))
             if not np.all(np.isfinite(got)):
-                raise Failed(
-                    _(
-                        "{where} your scores contain NaN or inf: when no query has an earlier "
-                        "occurrence of its token, return zeros",
-                        where=where,
-                    )
-                )
+                hint = _(" When no query has an earlier occurrence of its token, return zeros.")
+                raise not_finite(where, _("the scores"), hint)
             if close(got, want):
                 continue
             for advice, mistake in _score_mistakes().items():
                 if close(got, _induction_score(weights, tokens, **mistake)):
                     raise Failed(_("{where}: {advice}", where=where, advice=advice))
             head = int(np.argwhere(~near(got, want))[0][0])
-            wanted, have = shown(want[head], got[head])
-            raise Failed(
-                _(
-                    "{where}, the score of head {head} should be {wanted}, you returned {have}",
-                    where=where,
-                    head=head,
-                    wanted=wanted,
-                    have=have,
-                )
-            )
+            raise not_close(where, _("the score of head {head}", head=head), want[head], got[head])
     return _(
         "correct: the weight on the tokens after every earlier occurrence, averaged over the "
         "queries that have one, for every head, in the weights' dtype"
@@ -243,15 +234,7 @@ def check_k_composition(fn):
             for advice, mistake in _composition_mistakes().items():
                 if close(tolerance, _k_composition(W_QK, W_OV, **mistake)):
                     raise Failed(_("{where}: {advice}", where=where, advice=advice))
-            wanted, have = shown(want, got)
-            raise Failed(
-                _(
-                    "{where} the score should be {wanted}, you returned {have}",
-                    where=where,
-                    wanted=wanted,
-                    have=have,
-                )
-            )
+            raise not_close(where, _("the score"), want, got)
     return _(
         "correct: the Frobenius norm of W_QK @ W_OV.T over the product of the two matrices' norms"
     )

@@ -41,7 +41,7 @@ def _decoded(value: float) -> str:
     """A coded entry in words: ``1203`` -> ``batch 1, token 2, head 0, column 3``."""
     code = int(value)
     if code != value or not 0 <= code < 10000:
-        return _("{value:g}, which is no entry of the input", value=value)
+        return _("{value}, which is no entry of the input", value=f"{value:g}")
     return _(
         "{code:g} (batch {batch}, token {token}, head {head}, column {column})",
         code=code,

@@ -13,6 +13,7 @@ from .harness import (
     keeps_dtype,
     ndarray,
     near,
+    not_finite,
     random,
     shown,
 )
@@ -160,13 +161,10 @@ def _answer(fn, n: int, d: int) -> np.ndarray:
             )
         )
     if not np.all(np.isfinite(got)):
-        raise Failed(
-            _(
-                "for n = {n}, d = {d} the result contains NaN or inf; every entry is "
-                "the sine or the cosine of a finite angle, so it lies in [-1, 1]",
-                n=n,
-                d=d,
-            )
+        raise not_finite(
+            _("for n = {n}, d = {d}", n=n, d=d),
+            _("the result"),
+            _(" Every entry is the sine or the cosine of a finite angle, so it lies in [-1, 1]."),
         )
     return got
 
@@ -498,21 +496,14 @@ def _rope_answer(fn, q, k, positions, where, called_with):
         if not np.all(np.isfinite(arr)):
             far = (
                 _(
-                    ". Positions up to {largest} overflow float16, whose largest "
-                    "number is 65 504: keep the positions as they are given (int64)",
+                    " Positions up to {largest} overflow float16, whose largest number is "
+                    "65 504: keep the positions as they are given (int64).",
                     largest=int(np.max(positions)),
                 )
                 if np.max(positions) > 65504
                 else ""
             )
-            raise Failed(
-                _(
-                    "{where}, {name} contains NaN or inf; a rotation keeps every length{far}",
-                    where=where,
-                    name=name,
-                    far=far,
-                )
-            )
+            raise not_finite(where, name, _(" A rotation keeps every length.") + far)
         got.append(arr)
     return got
 

@@ -12,6 +12,7 @@ from .harness import (
     close,
     dtypes,
     keeps_dtype,
+    not_finite,
     random,
     shown,
 )
@@ -120,20 +121,14 @@ def _wrong_weights(w, scaled, m, n, d_k, d_v, where):
     bad = int(np.argmax(~np.all(np.isclose(w, expected, rtol=0, atol=1e-3), axis=-1)))
     row = _("the scaled scores {scores}", scores=np.round(scaled[bad], 2).tolist())
     stable = _(
-        "Subtract each row's own maximum, S.max(axis=-1, keepdims=True), or use "
+        " Subtract each row's own maximum, S.max(axis=-1, keepdims=True), or use "
         "attnkit.core.softmax, and change the scores in no other way: a shift by another "
         "entry, by one maximum for the whole matrix or by a maximum floored at 0 overflows or "
-        "underflows on some rows, and clipping the scores makes large ones equal"
+        "underflows on some rows, and clipping the scores makes large ones equal."
     )
     if not np.all(np.isfinite(w)):
-        raise Failed(
-            _(
-                "{where} and {row}, the weights contain NaN or inf. {stable}",
-                where=where,
-                row=row,
-                stable=stable,
-            )
-        )
+        where_row = _("{where} and {scores}", where=where, scores=row)
+        raise not_finite(where_row, _("the weights"), stable)
     scale = _wrong_scale(w, scaled * np.sqrt(d_k), m, n, d_k, d_v)
     if scale is not None:
         raise Failed(_("{where} {scale}", where=where, scale=scale))
@@ -174,18 +169,17 @@ def _wrong_weights(w, scaled, m, n, d_k, d_v, where):
                 totals=shown(1.0, w.sum(axis=-1))[1],
             )
         )
-    advice = "" if tame else _(". {stable}", stable=stable)
     expected_row, returned = shown(expected[bad], w[bad])
     raise Failed(
         _(
-            "{where} and {row} the weights should be softmax(Q K^T / sqrt({d_k})) = "
-            "{expected}, you returned {returned}{advice}",
+            "{where} and {scores}, the weights should be softmax(Q K^T / sqrt({d_k})) = "
+            "{expected}, you returned {returned}.{hint}",
             where=where,
-            row=row,
+            scores=row,
             d_k=d_k,
             expected=expected_row,
             returned=returned,
-            advice=advice,
+            hint="" if tame else stable,
         )
     )
 

@@ -16,6 +16,8 @@ from .harness import (
     dtypes,
     keeps_dtype,
     ndarray,
+    not_close,
+    not_finite,
     random,
     shown,
     wrong_shape,
@@ -339,14 +341,10 @@ def _wrong_masked_weights(w, X, mask, where):
     if bad_rows.any():
         mixed_up = _mask_mixed_up(w, scores, mask, bad_rows)
         if mixed_up:
-            raise Failed(
-                _(
-                    "{where} the weights contain NaN or inf: a row whose scores are all -inf "
-                    "gives 0/0, and {mixed_up}",
-                    where=where,
-                    mixed_up=mixed_up,
-                )
+            hint = _(
+                " A row whose scores are all -inf gives 0/0, and {mixed_up}.", mixed_up=mixed_up
             )
+            raise not_finite(where, _("the weights"), hint)
         i = int(np.argmax(bad_rows))
         tame = np.abs(scores[i, mask[i]]).max() < 80  # exp neither overflows nor underflows
         cause = (
@@ -362,17 +360,16 @@ def _wrong_masked_weights(w, X, mask, where):
                 "term of a row rounds to 0"
             )
         )
-        raise Failed(
+        raise not_finite(
+            where,
+            _("the weights of query {i}", i=i),
             _(
-                "{where} the weights of query {i} contain NaN or inf; the scores it may attend "
-                "to run from {allowed}: {cause}. Give the masked keys -np.inf first, "
-                "then subtract each row's maximum, which is then the largest score the row may "
-                "attend to, before np.exp",
-                where=where,
-                i=i,
+                " The scores it may attend to run from {allowed}: {cause}. Give the masked keys "
+                "-np.inf first, then subtract each row's maximum, which is then the largest "
+                "score the row may attend to, before np.exp.",
                 allowed=allowed_range(i),
                 cause=cause,
-            )
+            ),
         )
     if close(w, softmax(scores)):
         raise Failed(
@@ -484,18 +481,11 @@ def _wrong_masked_weights(w, X, mask, where):
     i = next((i for i in range(len(w)) if not close(w[i], expected[i])), None)
     if i is None:
         return  # right within rounding: the caller looks further
-    weights, returned = shown(expected[i], w[i])
-    raise Failed(
-        _(
-            "{where} the weights of query {i} should be {weights}, you returned {returned}. "
-            "Subtract each row's maximum over the keys it may attend to and change the scores "
-            "and the weights in no other way (no clipping, no rounding)",
-            where=where,
-            i=i,
-            weights=weights,
-            returned=returned,
-        )
+    hint = _(
+        " Subtract each row's maximum over the keys it may attend to and change the scores "
+        "and the weights in no other way (no clipping, no rounding)."
     )
+    raise not_close(where, _("the weights of query {i}", i=i), expected[i], w[i], hint)
 
 
 @check(forbids=SOFTMAXES + ATTENTIONS + NUMPY_ONLY)

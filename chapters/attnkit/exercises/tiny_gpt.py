@@ -15,6 +15,8 @@ from .harness import (
     dtypes,
     keeps_dtype,
     near,
+    not_close,
+    not_finite,
     random,
     shown,
     wrong_shape,
@@ -221,13 +223,12 @@ def check_causal_rope_attention(fn):
                             where=where,
                         )
                     )
-                raise Failed(
-                    _(
-                        "{where} your answer contains NaN or inf: scores run from -20 000 to 5000 "
-                        "here, so subtract each row's own largest score (over the keys it may "
-                        "see) before exp",
-                        where=where,
-                    )
+                hint = _(
+                    " Scores run from -20 000 to 5000 here, so subtract each row's own largest "
+                    "score (over the keys it may see) before exp."
+                )
+                raise not_finite(
+                    where, "output" if not np.all(np.isfinite(out)) else "weights", hint
                 )
             if close(weights, want_w) and close(out, want_out):
                 continue
@@ -246,16 +247,7 @@ def check_causal_rope_attention(fn):
                         )
                     )
                 index = tuple(int(i) for i in np.argwhere(~near(out, want_out))[0])
-                wanted, have = shown(want_out[index], out[index])
-                raise Failed(
-                    _(
-                        "{where}, output{index} should be {wanted}, you returned {have}",
-                        where=where,
-                        index=list(index),
-                        wanted=wanted,
-                        have=have,
-                    )
-                )
+                raise not_close(where, f"output{list(index)}", want_out[index], out[index])
             h, i, j = np.argwhere(~near(weights, want_w))[0]
             wanted, have = shown(want_w[h, i, j], weights[h, i, j])
             raise Failed(
@@ -418,13 +410,11 @@ def check_top_k_probabilities(fn):
                 raise wrong_shape(where, _("the result"), want.shape, got.shape)
             keeps_dtype(result, dtype, _("the probabilities"))
             if not np.all(np.isfinite(got)):
-                raise Failed(
-                    _(
-                        "{where} your probabilities contain NaN or inf: subtract each row's own "
-                        "largest kept logit before exp (the logits here lie thousands apart)",
-                        where=where,
-                    )
+                hint = _(
+                    " Subtract each row's own largest kept logit before exp (the logits here lie "
+                    "thousands apart)."
                 )
+                raise not_finite(where, _("the probabilities"), hint)
             outside = (want == 0) & (got != 0)
             if np.any(outside) and close(got, want):
                 index = tuple(int(i) for i in np.argwhere(outside)[0])
@@ -450,17 +440,8 @@ def check_top_k_probabilities(fn):
                         where=where,
                     )
                 )
-            index = tuple(np.argwhere(~near(got, want))[0])
-            wanted, have = shown(want[index], got[index])
-            raise Failed(
-                _(
-                    "{where}, entry {index} should be {wanted}, you returned {have}",
-                    where=where,
-                    index=[int(i) for i in index],  # [0, 3], not NumPy 2's [np.int64(0), ...]
-                    wanted=wanted,
-                    have=have,
-                )
-            )
+            index = tuple(int(i) for i in np.argwhere(~near(got, want))[0])
+            raise not_close(where, _("entry {index}", index=list(index)), want[index], got[index])
     return _(
         "correct: the k largest logits of each row, divided by the temperature, through a "
         "stable softmax, every other token exactly 0, in the logits' dtype"

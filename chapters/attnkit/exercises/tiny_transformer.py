@@ -2,7 +2,17 @@
 
 import numpy as np
 
-from .harness import Failed, Raised, call, check, close, dtypes, random, shown, wrong_shape
+from .harness import (
+    Failed,
+    Raised,
+    call,
+    check,
+    close,
+    dtypes,
+    not_close,
+    random,
+    wrong_shape,
+)
 from .inputs import spread
 from .wording import _
 
@@ -138,17 +148,11 @@ def _wrong_mean(w, offset, got, want, where):
                 where=where,
             )
         )
-    expected, returned = shown(want, got)
-    raise Failed(
-        _(
-            "{where} the result should be {expected}, you returned {returned}: for each head, "
-            "the mean of weights[s, head, i, i + offset] over the batch s and the queries i "
-            "that have that key",
-            where=where,
-            expected=expected,
-            returned=returned,
-        )
+    hint = _(
+        " For each head, the result is the mean of weights[s, head, i, i + offset] over the "
+        "batch s and the queries i that have that key."
     )
+    raise not_close(where, _("the result"), want, got, hint)
 
 
 @check(forbids=_DIAGONAL_MEANS)

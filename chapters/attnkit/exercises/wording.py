@@ -6,10 +6,12 @@ Japanese; unset or unknown: English) and then fills in its ``{fields}``. A Japan
 notebook sets the variable in its set-up cell; a grader may set it too. It is read at every
 message, so it can be changed while a kernel runs.
 
-The catalogues are gettext ``.po`` files beside this module,
-``locales/<language>/LC_MESSAGES/checks.po``, extracted and updated with the book's own
-(``make catalogues``). An entry that is untranslated or marked fuzzy reads in English. They are
-read here with no library beyond Python's, since attnkit is installed on its own.
+The catalogues are gettext catalogues beside this module,
+``locales/<language>/LC_MESSAGES/checks.po``, extracted and updated with the book's own and
+compiled into the ``checks.mo`` beside each (``make catalogues``, ``booktools/
+compiled_catalogues.py``), which the standard library's :mod:`gettext` reads here: attnkit is
+installed on its own, with the ``.mo`` as package data. An entry that is untranslated or marked
+fuzzy is left out of the ``.mo``, so it reads in English.
 
 What ``_()`` returns is a :class:`Message`: the text, which remembers its template and fields
 (:meth:`Message.parts`), so that it can be written again in another language with
@@ -19,8 +21,8 @@ shows the verdicts of their cells in Japanese so.
 
 from __future__ import annotations
 
-import ast
 import functools
+import gettext
 import os
 import string
 from pathlib import Path
@@ -32,49 +34,21 @@ FORMATTER = string.Formatter()  # what str.format does, a step at a time
 
 
 def catalogue_path(code: str) -> Path:
-    return LOCALES / code / "LC_MESSAGES" / f"{DOMAIN}.po"
+    """The compiled catalogue of the language ``code``."""
+    return LOCALES / code / "LC_MESSAGES" / f"{DOMAIN}.mo"
 
 
 def language() -> str:
     """The language of the checks' messages: ``ja`` or ``en`` (``ja_JP.UTF-8`` reads ``ja``)."""
     code = os.environ.get(LANGUAGE_VARIABLE, "").split(".")[0].split("_")[0].lower()
-    return code if catalogue_path(code).is_file() else "en"
-
-
-def read_po(text: str) -> dict[str, str]:
-    """The translated entries of a ``.po`` file's ``text``, ``msgid: msgstr``; fuzzy entries,
-    empty ones and the header are left out."""
-    entries: dict[str, str] = {}
-    fields: dict[str, str] = {}
-    field = None
-    fuzzy = False
-
-    def finish():
-        if fields.get("msgid") and fields.get("msgstr") and not fuzzy:
-            entries[fields["msgid"]] = fields["msgstr"]
-
-    for line in [*text.splitlines(), ""]:
-        line = line.strip()
-        if not line:
-            finish()
-            fields, field, fuzzy = {}, None, False
-        elif line.startswith("#,"):
-            fuzzy = fuzzy or "fuzzy" in (flag.strip() for flag in line[2:].split(","))
-        elif line.startswith("#"):
-            continue
-        elif line.startswith('"'):
-            fields[field] += ast.literal_eval(line)
-        else:
-            field, _space, quoted = line.partition(" ")
-            fields[field] = ast.literal_eval(quoted)
-    return entries
+    return code if code and catalogue_path(code).is_file() else "en"
 
 
 @functools.cache
-def catalogue(code: str) -> dict[str, str]:
-    """The catalogue of the language ``code``; English has none."""
-    path = catalogue_path(code)
-    return read_po(path.read_text(encoding="utf-8")) if path.is_file() else {}
+def catalogue(code: str) -> gettext.NullTranslations:
+    """The translations into the language ``code``; English has none, so it gives every
+    message back as it is."""
+    return gettext.translation(DOMAIN, LOCALES, languages=[code], fallback=True)
 
 
 class Message(str):
@@ -120,7 +94,7 @@ def _(message: str, **fields) -> Message:
         if field is not None
         for value in [fields[field]]
     }
-    text = catalogue(language()).get(message, message).format(**fields)
+    text = catalogue(language()).gettext(message).format(**fields)
     return Message(text, message, shown)
 
 
@@ -144,7 +118,7 @@ def written_in(parts: dict | str, code: str) -> str:
     if isinstance(parts, str):
         return parts
     template = parts["template"]
-    translation = template if template == JOIN else catalogue(code).get(template, template)
+    translation = template if template == JOIN else catalogue(code).gettext(template)
     return "".join(
         text + (written_in(parts["fields"][field], code) if field is not None else "")
         for text, field, _spec, _conversion in _parse(translation)
