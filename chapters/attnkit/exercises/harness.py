@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import stub
 from .calling import LAYOUTS, PYTORCH, Remote, invoke
 from .tracing import CONTRACTS, plain_trace, traced
 from .wording import Message, _, joined, written_in
@@ -365,7 +366,7 @@ def call(
         raise Raised(
             _(
                 "your function raised {error} (it was called with {called_with}){hint}",
-                error=outcome.error,
+                error=stub.quoted(outcome.error),
                 called_with=called_with,
                 hint=hint,
             ),
