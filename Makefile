@@ -147,7 +147,7 @@ class-for-tests: assignments-for-tests
 
 # Not in make test: printing 300 pages costs Chromium a minute or two.
 pdf-for-tests: book-for-tests
-	@+$(call logged,pdf,$(SUBMAKE) pdf OUT=$(T)/book && $(SUBMAKE) pdf OUT=$(T)/book LANGUAGE=ja \
+	@+$(call logged,pdf,$(SUBMAKE) pdf OUT=$(T)/book && $(SUBMAKE) pdf OUT=$(T)/book PDF_LANGUAGE=ja \
 	  && mkdir -p $(T)/pdf && cp $(T)/book/_build/pdf/attention-step-by-step.pdf \
 	  $(T)/book/_build/pdf/attention-step-by-step.ja.pdf $(T)/pdf/)
 ## test-pdf: the PDFs, English and Japanese, printed and checked (not in make test: minutes)
@@ -202,17 +202,19 @@ student: $(VENV)/installed node_modules/.package-lock.json
 	cp -R $(OUT)/_build/.student-ja/_build/html $(OUT)/_build/student/ja
 	@echo "The student edition is in $(OUT)/_build/student: open $(OUT)/_build/student/index.html"
 
-## pdf: the whole book as one PDF, _build/pdf/attention-step-by-step.pdf (needs Chromium; LANGUAGE=ja: in Japanese, .ja.pdf)
+# make pdf's edition (not LANGUAGE, which gettext reads from the environment) and where it
+# builds and prints it
+PDF_LANGUAGE ?= en
+PDF_BUILD := $(if $(filter en,$(PDF_LANGUAGE)),$(OUT),$(OUT)/_build/.$(PDF_LANGUAGE))
+PDF := $(OUT)/_build/pdf/attention-step-by-step$(if $(filter en,$(PDF_LANGUAGE)),,.$(PDF_LANGUAGE)).pdf
+## pdf: the whole book as one PDF, _build/pdf/attention-step-by-step.pdf (needs Chromium; PDF_LANGUAGE=ja: .ja.pdf)
 # The whole book as one PDF, $(OUT)/_build/pdf/attention-step-by-step.pdf: the one-page build
 # (Sphinx's singlehtml) printed by Chromium (booktools/print_pdf.py says why), from the execution cache.
-# LANGUAGE=ja prints the Japanese edition's, attention-step-by-step.ja.pdf, from its own build
+# PDF_LANGUAGE=ja prints the Japanese edition's, attention-step-by-step.ja.pdf, from its own build
 # beside the Japanese edition's (make book's).
-LANGUAGE ?= en
-PDF_BUILD := $(if $(filter en,$(LANGUAGE)),$(OUT),$(OUT)/_build/.$(LANGUAGE))
-PDF := $(OUT)/_build/pdf/attention-step-by-step$(if $(filter en,$(LANGUAGE)),,.$(LANGUAGE)).pdf
 pdf: $(VENV)/installed node_modules/.package-lock.json
 	$(BIN)/python -m booktools.execute_in_parallel $(abspath $(CACHE))
-	BOOK_LANGUAGE=$(LANGUAGE) BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BIN)/jupyter-book build . \
+	BOOK_LANGUAGE=$(PDF_LANGUAGE) BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BIN)/jupyter-book build . \
 	  --builder singlehtml --warningiserror --nitpick --keep-going --path-output $(PDF_BUILD)
 	$(BIN)/python -m booktools.print_pdf $(PDF_BUILD)/_build/singlehtml $(PDF)
 

@@ -1,6 +1,7 @@
-"""The book as one PDF (``make pdf``), and its Japanese edition's (``make pdf LANGUAGE=ja``): every
-page of the table of contents is in each, in order, with a bookmark for every chapter, every
-dropdown printed open (the English one), and its text is real text (searchable, Japanese included).
+"""The book as one PDF (``make pdf``), and its Japanese edition's (``make pdf PDF_LANGUAGE=ja``):
+every page of the table of contents is in each, in order, with a bookmark for every chapter,
+every dropdown printed open (the English one), and its text is real text (searchable, Japanese
+included).
 (``booktools/print_pdf.py`` prints only once every heatmap is drawn; formulas are typeset at build
 time, tests/book/test_prerendered_math.py.)
 
@@ -22,7 +23,7 @@ from tests.support.built import built
 pytestmark = pytest.mark.build
 
 
-# each edition's PDF (make pdf, make pdf LANGUAGE=ja)
+# each edition's PDF (make pdf, make pdf PDF_LANGUAGE=ja)
 PDFS = {"en": "attention-step-by-step.pdf", "ja": "attention-step-by-step.ja.pdf"}
 JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 
