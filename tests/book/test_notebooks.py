@@ -87,4 +87,4 @@ def test_downloaded_notebook_runs_alone_in_an_empty_folder(
         assert japanese_verdict.startswith(mark), japanese_verdict
     # the stubs raise in Japanese, and their verdicts quote that
     stubbed = [v for v in japanese if "NotImplementedError" in v]
-    assert stubbed and all(stub.catalogue("ja")[stub.STUB] in v for v in stubbed), stubbed
+    assert stubbed and all(stub.words("ja") in v for v in stubbed), stubbed

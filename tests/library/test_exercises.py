@@ -158,6 +158,16 @@ def test_a_stub_raises_and_is_quoted_in_the_students_language(monkeypatch):
     assert "raised NotImplementedError: replace this line with your code" in result.message
     quoted = "NotImplementedError: この行をあなたのコードに置き換えてください を送出しました"
     assert quoted in written_in(result._parts, "ja")
+    # a check that words the error its own way quotes the stub as a message too
+    from attnkit.exercises.tiny_transformer import check_diagonal_mass
+
+    def unfinished_mass(weights, offset):
+        raise NotImplementedError(stub.STUB)
+
+    mass = check_diagonal_mass(unfinished_mass)
+    assert "raised NotImplementedError: replace this line with your code" in mass.message
+    own_words = written_in(mass._parts, "ja")
+    assert f"NotImplementedError: {stub.words('ja')}" in own_words and stub.STUB not in own_words
     # the Japanese notebook's stub, in a Japanese kernel, and another error, quoted as raised
     monkeypatch.setenv("ATTNKIT_LANGUAGE", "ja")
     namespace = {}

@@ -223,7 +223,8 @@ class Failed(Exception):
 
 
 class Raised(Failed):
-    """The student's function raised; ``error`` is what it raised, as ``"TypeError: ..."``."""
+    """The student's function raised; ``error`` is what it raised, as ``"TypeError: ..."`` (a
+    message where it is the stub's, :func:`stub.quoted`)."""
 
     def __init__(self, message: str, error: str):
         super().__init__(message)
@@ -363,14 +364,15 @@ def call(
                 str(tuple(a.shape)) for a in args if isinstance(a, np.ndarray) or _is_tensor(a)
             )
             called_with = _("arguments of shape {shapes}", shapes=shapes)
+        error = stub.quoted(outcome.error)  # a message where it is the stub's, for any check
         raise Raised(
             _(
                 "your function raised {error} (it was called with {called_with}){hint}",
-                error=stub.quoted(outcome.error),
+                error=error,
                 called_with=called_with,
                 hint=hint,
             ),
-            outcome.error,
+            error,
         )
     if len(outcome.args) != len(args) or not all(
         _unchanged(original, after) for original, after in zip(args, outcome.args)

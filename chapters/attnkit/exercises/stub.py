@@ -20,9 +20,14 @@ def message() -> Message:
     return _("replace this line with your code")
 
 
+def words(code: str) -> str:
+    """The stub's words in the language ``code``."""
+    return catalogue(code).get(STUB, STUB)
+
+
 def stub_line(code: str) -> str:
     """The stub's line in the language ``code``."""
-    return f'raise {ERROR}("{catalogue(code).get(STUB, STUB)}")'
+    return f'raise {ERROR}("{words(code)}")'
 
 
 def in_language(source: str, code: str) -> str:
@@ -33,5 +38,5 @@ def in_language(source: str, code: str) -> str:
 def quoted(error: str, languages: tuple[str, ...] = ("en", "ja")) -> Message | str:
     """What a function raised (``"NotImplementedError: ..."``), as a message if it is the stub's
     in any of ``languages``, so that a verdict can write it in another."""
-    stubs = {f"{ERROR}: {catalogue(code).get(STUB, STUB)}" for code in languages}
+    stubs = {f"{ERROR}: {words(code)}" for code in languages}
     return f"{ERROR}: " + message() if error in stubs else error
