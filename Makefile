@@ -144,9 +144,10 @@ class-for-tests: assignments-for-tests
 
 # Not in make test: printing 300 pages costs Chromium a minute or two.
 pdf-for-tests: book-for-tests
-	@+$(call logged,pdf,$(SUBMAKE) pdf OUT=$(T)/book && mkdir -p $(T)/pdf \
-	  && cp $(T)/book/_build/pdf/attention-step-by-step.pdf $(T)/pdf/)
-## test-pdf: the PDF printed and checked (not in make test: it takes minutes)
+	@+$(call logged,pdf,$(SUBMAKE) pdf OUT=$(T)/book && $(SUBMAKE) pdf OUT=$(T)/book PDF_LANGUAGE=ja \
+	  && mkdir -p $(T)/pdf && cp $(T)/book/_build/pdf/attention-step-by-step.pdf \
+	  $(T)/book/_build/pdf/attention-step-by-step.ja.pdf $(T)/pdf/)
+## test-pdf: the PDFs, English and Japanese, printed and checked (not in make test: minutes)
 test-pdf: pdf-for-tests
 	$(PYTEST_BOOK) tests/book/test_pdf.py
 
@@ -200,14 +201,21 @@ student: $(VENV)/installed node_modules/.package-lock.json
 	cp -R $(OUT)/_build/.student-ja/_build/html $(OUT)/_build/student/ja
 	@echo "The student edition is in $(OUT)/_build/student: open $(OUT)/_build/student/index.html"
 
-## pdf: the whole book as one PDF, _build/pdf/attention-step-by-step.pdf (needs Chromium)
+# make pdf's edition (not LANGUAGE, which gettext reads from the environment) and where it
+# builds and prints it
+PDF_LANGUAGE ?= en
+PDF_BUILD := $(if $(filter en,$(PDF_LANGUAGE)),$(OUT),$(OUT)/_build/.$(PDF_LANGUAGE))
+PDF := $(OUT)/_build/pdf/attention-step-by-step$(if $(filter en,$(PDF_LANGUAGE)),,.$(PDF_LANGUAGE)).pdf
+## pdf: the whole book as one PDF, _build/pdf/attention-step-by-step.pdf (needs Chromium; PDF_LANGUAGE=ja: .ja.pdf)
 # The whole book as one PDF, $(OUT)/_build/pdf/attention-step-by-step.pdf: the one-page build
 # (Sphinx's singlehtml) printed by Chromium (booktools/print_pdf.py says why), from the execution cache.
+# PDF_LANGUAGE=ja prints the Japanese edition's, attention-step-by-step.ja.pdf, from its own build
+# beside the Japanese edition's (make book's).
 pdf: $(VENV)/installed node_modules/.package-lock.json
 	$(BIN)/python -m booktools.execute_in_parallel $(abspath $(CACHE))
-	BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BIN)/jupyter-book build . --builder singlehtml \
-	  --warningiserror --nitpick --keep-going --path-output $(OUT)
-	$(BIN)/python -m booktools.print_pdf $(OUT)/_build/singlehtml $(OUT)/_build/pdf/attention-step-by-step.pdf
+	BOOK_LANGUAGE=$(PDF_LANGUAGE) BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BIN)/jupyter-book build . \
+	  --builder singlehtml --warningiserror --nitpick --keep-going --path-output $(PDF_BUILD)
+	$(BIN)/python -m booktools.print_pdf $(PDF_BUILD)/_build/singlehtml $(PDF)
 
 ## assignments: an Otter-Grader assignment per chapter into _build/assignments
 # An Otter-Grader assignment for each chapter with coding exercises (the assignments package):

@@ -10,7 +10,8 @@ The notebook starts with the set-up cell of ``booktools/setup_cell.py``: where `
 CPU build where a chapter needs torch and has none; in the book's own environment and on Binder
 it does nothing. In an edition in another language (the Japanese one) the notebook's prose is
 the page's, translated from the same catalogue (``booktools/translated_markdown.py``); its code is the
-same, and its set-up cell sets the language of the exercise checks' messages. The notebooks are
+same but for the exercises' stubs, whose line is in that language (``attnkit.exercises.stub``),
+and its set-up cell sets the language of the exercise checks' messages. The notebooks are
 generated at build time and never committed.
 
 Relies on sphinx-book-theme's download menu offering ``context["ipynb_source"]``
@@ -28,6 +29,7 @@ import nbformat
 from edition_language import page_catalogue
 from student_edition import strip_solutions
 
+from attnkit.exercises import stub
 from booktools.setup_cell import setup_cell
 from booktools.translated_markdown import parser, proof_aware, translate_markdown
 
@@ -47,6 +49,8 @@ def chapter_notebook(
         for cell in notebook.cells:
             if cell.cell_type == "markdown":
                 cell.source = translate(cell.source)
+            elif language:
+                cell.source = stub.in_language(cell.source, language)
     code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
     notebook.cells.insert(0, nbformat.v4.new_code_cell(setup_cell(repository, code, language)))
     return notebook

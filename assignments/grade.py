@@ -45,10 +45,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from assignments.build import chapters_with_exercises
-from assignments.exercises import STUB_MARK, assignment_settings, coding_exercises
+from assignments.exercises import assignment_settings, coding_exercises
 from assignments.sandbox import Limits, NotebookProcess, ProcessEnded, bubblewrap
 from assignments.sheet import CELL_CHARACTERS, cut, printable, safe_cell
 from attnkit.exercises.calling import Outcome, Remote
+from attnkit.exercises.stub import stub_line
 from attnkit.exercises.tracing import unpacked
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,7 +66,8 @@ COLUMNS = [
     "seed",
 ]
 GRADED, UNREADABLE, NOT_AN_ASSIGNMENT = "graded", "unreadable", "not an assignment"
-STUB = ast.unparse(ast.parse(STUB_MARK))  # the stub's line as Submission.defined writes code
+# the stub's line, in each language its notebook is handed out in, as Submission.defined writes code
+STUBS = tuple(ast.unparse(ast.parse(stub_line(code))) for code in ("en", "ja"))
 TIME_LIMIT, KERNEL_DIED, GRADER_ERROR = "time limit", "kernel died", "grader error"
 
 
@@ -215,7 +217,7 @@ def answers_code(submission: Submission, assignment: Assignment) -> tuple[str, .
     """The code of the cells that define the answers, or None if every one is the stub."""
     defined = submission.defined()
     code = tuple(defined.get(function, "") for function in sorted(assignment.functions))
-    return None if all(not c or STUB in c for c in code) else code
+    return None if all(not c or any(stub in c for stub in STUBS) for c in code) else code
 
 
 # --- grading one notebook --------------------------------------------------------------------

@@ -16,7 +16,7 @@ import sys
 from jupyter_cache import get_cache
 
 from attnkit.figure_text import catalogue, catalogue_path
-from attnkit.plots import UNTRANSLATED
+from attnkit.translated import UNTRANSLATED
 
 
 def untranslated(cache) -> tuple[dict[str, list[str]], list[int]]:

@@ -11,7 +11,8 @@
   complex arithmetic and ``F.scaled_dot_product_attention``
 - ``rules``: every input rule, written once and called by ``core`` and ``modules``
 - ``plots``: matplotlib heatmaps of attention weights; ``figure_text``: a figure's words in
-  another language, from the catalogue of figure labels (``locales/``)
+  another language, from the catalogue of figure labels (``locales/``); ``translated``: where
+  an output carries its renderings in the book's other languages
 - ``heatmap``: the interactive attention heatmap (anywidget; computed in the browser)
 - ``reversal``: the capstone's task and tiny Transformer, built from ``modules``
 - ``transformer``: the encoder-decoder Transformer (decoder layers with cross-attention),

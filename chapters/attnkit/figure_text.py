@@ -2,7 +2,7 @@
 
 The chapters' cells run once, in English, and both editions read the same outputs; so when a
 figure is shown (``attnkit.plots.retina_png``) it is also drawn in Japanese, and the Japanese
-edition shows that picture (``_ext/translated_figures.py``). Every text of the figure that has
+edition shows that picture (``_ext/translated_outputs.py``). Every text of the figure that has
 words (titles, axis labels, tick labels, legends, annotations, colour-bar labels) is looked up
 whole in the catalogue of figure labels, ``locales/<language>/LC_MESSAGES/figures.po`` beside
 this module, and drawn in the language's font. A text has words when it has two Latin letters

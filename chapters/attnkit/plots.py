@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from attnkit import figure_text
+from attnkit.translated import TRANSLATED_INTO, TRANSLATIONS, UNTRANSLATED
 
 __all__ = [
     "COLUMN_INCHES",
@@ -100,12 +101,9 @@ def _font(language: str) -> dict:
     return {"fontfamily": [JAPANESE_FONT, "DejaVu Sans"]} if language == "ja" else {}
 
 
-# The languages a shown figure is also drawn in, carried in its output's metadata under
-# TRANSLATIONS (the picture, in base64) and UNTRANSLATED (the labels the catalogue lacks): the
-# book runs its cells in English, and its Japanese edition shows these (attnkit.figure_text)
-TRANSLATED_INTO = ("ja",)
-TRANSLATIONS = "translations"
-UNTRANSLATED = "untranslated"
+# A shown figure is also drawn in each of TRANSLATED_INTO's languages, carried in its output's
+# metadata under TRANSLATIONS (the picture, in base64) and UNTRANSLATED (the labels the catalogue
+# lacks): the book runs its cells in English (attnkit.translated, attnkit.figure_text)
 
 
 def _png(fig) -> bytes:

@@ -9,11 +9,19 @@ import nbformat
 import pytest
 from myst_parser.config.main import MdParserConfig
 
+from attnkit.exercises import stub
 from booktools import translated_markdown as MARKDOWN
 from booktools import translation
-from tests.support.book import SITE_URL, chapter_files, page, toc_files
+from tests.support.book import ROOT, SITE_URL, chapter_files, page, toc_files
 from tests.support.browser import PageLog, wait_for_widgets
-from tests.support.english_prose import bibliography_names, english_in, english_prose
+from tests.support.english_prose import (
+    TRACE,
+    bibliography_names,
+    english_in,
+    english_in_traces,
+    english_prose,
+    trace_texts,
+)
 from tests.support.markup import read
 
 JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
@@ -31,13 +39,14 @@ def editions(built_book):
 VERDICT = "attnkit-verdict"  # an exercise check's verdict box (attnkit.exercises.harness)
 
 
-def text_in(html: str, element_class: str, leaving_out: str | None = None) -> list[str]:
-    """The texts inside elements of the class (and not of ``leaving_out``), in page order."""
+def text_in(html: str, element_class: str, leaving_out: tuple[str, ...] = ()) -> list[str]:
+    """The texts inside elements of the class (and not of any of ``leaving_out``), in page
+    order."""
     return [
         text
         for text, enclosing in read(html).texts
         if any(element.has_class(element_class) for element in enclosing)
-        and not any(leaving_out and element.has_class(leaving_out) for element in enclosing)
+        and not any(element.has_class(name) for name in leaving_out for element in enclosing)
     ]
 
 
@@ -124,16 +133,18 @@ def prose(markdown: str, md) -> list[str]:
 
 @pytest.mark.parametrize("name", chapter_files())
 def test_the_japanese_notebook_is_the_chapter_in_japanese(editions, name):
-    """The notebook a Japanese page offers: the English one's cells and code, its prose the
-    page's Japanese (from the same catalogue), and a set-up cell that makes the exercise checks
-    answer in Japanese."""
+    """The notebook a Japanese page offers: the English one's cells and code (its exercises'
+    stubs raising in Japanese), its prose the page's Japanese (from the same catalogue), and a
+    set-up cell that makes the exercise checks answer in Japanese."""
     notebooks = [
         nbformat.read(edition / "_sources" / f"{name}.ipynb", as_version=4) for edition in editions
     ]
     english, japanese = (list(notebook.cells) for notebook in notebooks)
     assert [c.cell_type for c in japanese] == [c.cell_type for c in english]
     code = [[c.source for c in cells if c.cell_type == "code"] for cells in (english, japanese)]
-    assert code[0][1:] == code[1][1:]
+    assert [stub.in_language(source, "ja") for source in code[0][1:]] == code[1][1:]
+    stubs = [sum(c.count(stub.stub_line(lang)) for c in cs) for cs, lang in zip(code, ("en", "ja"))]
+    assert stubs[0] == stubs[1] == stub_count(name)
     language = 'os.environ["ATTNKIT_LANGUAGE"] = "ja"  # the exercise checks\' messages\n'
     assert code[1][0].replace(language, "") == code[0][0] != code[1][0]
     md = MARKDOWN.parser(MdParserConfig(enable_extensions={"colon_fence", "dollarmath"}))
@@ -178,9 +189,10 @@ def test_sections_keep_their_ids(editions, name):
 def test_executed_cells_show_the_same_output(editions, name):
     english, japanese = editions
     # whitespace aside: the English edition marks runs of Japanese lang="ja", which splits its
-    # texts elsewhere; the checks' verdicts are written in each edition's language (below)
+    # texts elsewhere; the checks' verdicts and the traces are written in each edition's
+    # language (below)
     outputs = [
-        re.sub(r"\s+", "", "".join(text_in(page(folder, name), "cell_output", VERDICT)))
+        re.sub(r"\s+", "", "".join(text_in(page(folder, name), "cell_output", (VERDICT, TRACE))))
         for folder in (english, japanese)
     ]
     assert outputs[0] == outputs[1]
@@ -208,6 +220,25 @@ def test_display_formulas_are_the_english_ones_in_their_translation(editions, na
     assert display_formulas(page(japanese, name)) == expected
 
 
+@pytest.mark.parametrize("name", chapter_files())
+def test_the_exercises_stubs_are_in_japanese_on_a_japanese_page(editions, name):
+    """The line a stub raises, in its cell and quoted in its check's verdict
+    (_ext/translated_verdicts.py)."""
+    english, japanese = (
+        "".join(t for t, _ in read(page(folder, name)).texts) for folder in editions
+    )
+    raised = [f"NotImplementedError: {stub.words(code)}" for code in ("en", "ja")]
+    stubs = stub_count(name)
+    assert stub.STUB not in japanese
+    assert english.count(stub.STUB) == japanese.count(stub.words("ja")) == 2 * stubs
+    assert english.count(raised[0]) == japanese.count(raised[1]) == stubs  # each verdict quotes it
+
+
+def stub_count(name: str) -> int:
+    """The stubs of the chapter ``name``'s coding exercises."""
+    return (ROOT / f"{name}.md").read_text(encoding="utf-8").count(stub.stub_line("en"))
+
+
 def verdicts(html: str) -> list[str]:
     """The text of each verdict box on a page."""
     found: dict[int, str] = {}
@@ -230,6 +261,26 @@ def test_the_checks_verdicts_are_in_japanese(editions, name):
     # the same verdicts, written from the same parts
     parts = [re.findall(r'data-attnkit-verdict="([^"]*)"', page(f, name)) for f in editions]
     assert len(parts[0]) == len(english) and parts[0] == parts[1]
+
+
+# the chapters that show traces of the book's own functions (attnkit.trace)
+TRACED = ("self-attention", "qkv-attention", "multi-head-attention", "attention-at-scale")
+TRACE_FACTS = re.compile(r'data-(?:step|axis|size|flagged)="[^"]*"')
+
+
+@pytest.mark.parametrize("name", chapter_files())
+def test_traces_are_drawn_in_the_pages_language(editions, names, name):
+    """The cells ran once, in English; a trace's output carries its Japanese drawing, which the
+    Japanese page shows (_ext/translated_outputs.py): no English prose in it, the English page's
+    in English as before, both of the same steps, axes and flags."""
+    english, japanese = (page(folder, name) for folder in editions)
+    drawn = [trace_texts(html) for html in (english, japanese)]
+    assert len(drawn[0]) == len(drawn[1]) and (bool(drawn[0]) or not name.endswith(TRACED))
+    assert english_in_traces(japanese, names) == [], name
+    assert english.count(f'class="{TRACE}" lang="en"') == len(drawn[0])
+    assert japanese.count(f'class="{TRACE}" lang="ja"') == len(drawn[1])
+    assert all(english_in_traces(f'<div class="{TRACE}">{text}</div>') for text in drawn[0])
+    assert TRACE_FACTS.findall(english) == TRACE_FACTS.findall(japanese)
 
 
 def test_a_japanese_page_reads_and_switches_in_chromium(site):

@@ -1,5 +1,5 @@
 """The Japanese pages show each figure with words in its Japanese drawing, and every other
-picture as the English pages do (``_ext/translated_figures.py``, ``figure_language_filename``;
+picture as the English pages do (``_ext/translated_outputs.py``, ``figure_language_filename``;
 the drawings' own text: tests/library/test_figure_text.py)."""
 
 import re
@@ -8,7 +8,7 @@ from binascii import a2b_base64
 import pytest
 from jupyter_cache import get_cache
 
-from attnkit.plots import TRANSLATIONS
+from attnkit.translated import TRANSLATIONS
 from tests.support.book import ROOT, chapter_files
 
 IMAGE = re.compile(r'<img\b[^>]*?\bsrc="([^"]+)"')

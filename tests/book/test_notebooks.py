@@ -8,6 +8,7 @@ import jupytext
 import nbformat
 import pytest
 
+from attnkit.exercises import stub
 from tests.support.alone import installed_for_the_student, run_alone
 from tests.support.book import REPOSITORY_URL, ROOT, page, pin, toc_files
 
@@ -84,3 +85,6 @@ def test_downloaded_notebook_runs_alone_in_an_empty_folder(
     for english_verdict, japanese_verdict in zip(english, japanese):
         mark = "✓ 正解です" if english_verdict.startswith("✓") else "✗ 不合格: "
         assert japanese_verdict.startswith(mark), japanese_verdict
+    # the stubs raise in Japanese, and their verdicts quote that
+    stubbed = [v for v in japanese if "NotImplementedError" in v]
+    assert stubbed and all(stub.words("ja") in v for v in stubbed), stubbed

@@ -44,3 +44,18 @@ def test_code_formulas_output_examples_glosses_and_names_are_not_prose():
         "<tr><td>注目度</td><td>attention weight of a query</td></tr></table>"
     )
     assert english_prose(page, NAMES) == []
+
+
+def test_a_trace_drawn_in_english_is_found_and_in_japanese_is_not():
+    """A trace's drawing is output, but written for the reader: the Japanese edition's pages
+    show it in Japanese (attnkit.trace, _ext/translated_outputs.py)."""
+    import attnkit
+    from attnkit.trace.draw import html
+    from tests.support.answers.multi_head_attention import split_mixing_tokens
+    from tests.support.english_prose import english_in_traces
+
+    wrong = attnkit.trace(split_mixing_tokens, "B T d_model", 3, expect="B H T d_k")
+    in_a_cell = html(wrong, "en").replace("multi_head_attention.py:", "line ")
+    assert len(english_in_traces(article(in_a_cell))) >= 4  # headings, summary, advice, line
+    japanese = html(wrong, "ja").replace("multi_head_attention.py:59", "59 行目")
+    assert english_in_traces(article(japanese)) == []

@@ -138,6 +138,46 @@ def test_an_exception_names_itself_and_the_argument_shapes():
     assert raised.value.error == "NotImplementedError: replace this line with your code"
 
 
+def test_a_stub_raises_and_is_quoted_in_the_students_language(monkeypatch):
+    """The Japanese edition's notebooks and pages write the stub's line in Japanese; a verdict
+    quotes the stub as a message, so that the book's Japanese pages, whose cells ran in English,
+    quote it in Japanese too (attnkit.exercises.stub)."""
+    from attnkit.exercises import stub
+    from attnkit.exercises.attention import check_softmax
+    from attnkit.exercises.wording import written_in
+
+    japanese = stub.stub_line("ja")
+    assert japanese == 'raise NotImplementedError("この行をあなたのコードに置き換えてください")'
+    source = f"def f(x):\n    {stub.stub_line('en')}\n\ncheck(f)"
+    assert stub.in_language(source, "ja") == source.replace(stub.stub_line("en"), japanese)
+
+    def unfinished(x):
+        raise NotImplementedError(stub.STUB)
+
+    result = check_softmax(unfinished)
+    assert "raised NotImplementedError: replace this line with your code" in result.message
+    quoted = "NotImplementedError: この行をあなたのコードに置き換えてください を送出しました"
+    assert quoted in written_in(result._parts, "ja")
+    # a check that words the error its own way quotes the stub as a message too
+    from attnkit.exercises.tiny_transformer import check_diagonal_mass
+
+    def unfinished_mass(weights, offset):
+        raise NotImplementedError(stub.STUB)
+
+    mass = check_diagonal_mass(unfinished_mass)
+    assert "raised NotImplementedError: replace this line with your code" in mass.message
+    own_words = written_in(mass._parts, "ja")
+    assert f"NotImplementedError: {stub.words('ja')}" in own_words and stub.STUB not in own_words
+    # the Japanese notebook's stub, in a Japanese kernel, and another error, quoted as raised
+    monkeypatch.setenv("ATTNKIT_LANGUAGE", "ja")
+    namespace = {}
+    exec(stub.in_language(f"def unfinished(x):\n    {stub.stub_line('en')}", "ja"), namespace)
+    assert quoted in check_softmax(namespace["unfinished"]).message
+    assert stub.quoted("ValueError: replace this line with your code") == (
+        "ValueError: replace this line with your code"
+    )
+
+
 def test_an_exception_can_be_described_by_the_sizes_and_followed_by_a_hint():
     with pytest.raises(
         Raised,
@@ -368,7 +408,7 @@ def test_keeps_dtype_names_both_dtypes_and_the_float64_scalar_trap():
 
 
 # What every check is built on; the other modules hold the checks of one chapter each.
-BUILT_ON = {"harness", "calling", "pytorch_watch", "inputs", "wording", "tracing"}
+BUILT_ON = {"harness", "calling", "pytorch_watch", "inputs", "wording", "tracing", "stub"}
 
 
 def chapter_modules():

@@ -58,18 +58,27 @@ def test_numbered_references_wraps_the_standard_domains_numref_resolver():
     )
 
 
-def test_translated_figures_wraps_myst_nbs_image_renderer():
+def test_translated_outputs_wraps_myst_nbs_renderer_of_outputs():
     from myst_nb.core.render import MimeData, NbElementRenderer
 
-    render_image = getattr(NbElementRenderer, "render_image", None)
-    assert render_image is not None and parameters(render_image) == ["self", "data"], moved(
-        "myst_nb.core.render.NbElementRenderer.render_image", "_ext/translated_figures.py"
+    here = "_ext/translated_outputs.py"
+    render = getattr(NbElementRenderer, "render_mime_type", None)
+    assert render is not None and parameters(render) == ["self", "data"], moved(
+        "myst_nb.core.render.NbElementRenderer.render_mime_type", here
     )
     assert {"content", "output_metadata", "mime_type"} <= {
         field.name for field in dataclasses.fields(MimeData)
-    }, moved("myst_nb.core.render.MimeData's fields", "_ext/translated_figures.py")
-    assert "data.content" in source(render_image), moved(
-        "NbElementRenderer.render_image's reading of data.content", "_ext/translated_figures.py"
+    }, moved("myst_nb.core.render.MimeData's fields", here)
+    # it hands images and HTML on to the renderers that read the content it replaced
+    calls = ("self.render_image(data)", "self.render_text_html(data)")
+    assert all(call in source(render) for call in calls), moved(
+        "NbElementRenderer.render_mime_type's calls of render_image and render_text_html", here
+    )
+    assert "data.content" in source(NbElementRenderer.render_image), moved(
+        "NbElementRenderer.render_image's reading of data.content", here
+    )
+    assert "data.string" in source(NbElementRenderer.render_text_html), moved(
+        "NbElementRenderer.render_text_html's reading of data.string", here
     )
 
 

@@ -16,6 +16,9 @@ from attnkit.exercises.multi_head_attention import check_split_heads
 from attnkit.exercises.tracing import CONTRACTS, packed, traced, unpacked
 from attnkit.modules import MultiHeadAttention
 from attnkit.trace import SIZES, diagnose, example, trace
+from attnkit.trace.draw import html
+from attnkit.trace.result import where
+from attnkit.translated import TRANSLATIONS
 from tests.support.answers import multi_head_attention as heads_answers
 from tests.support.answers import qkv_attention as qkv_answers
 from tests.support.answers import self_attention as self_answers
@@ -267,6 +270,29 @@ def test_the_drawing_speaks_the_checks_language(monkeypatch):
     assert japanese.count('data-flagged="true"') == english.count('data-flagged="true"') == 1
 
 
+def test_a_trace_shown_in_a_notebook_carries_its_japanese_drawing(monkeypatch):
+    """The book runs its cells in English; its Japanese pages show the drawing the output
+    carries (_ext/translated_outputs.py), its steps, lines and table in Japanese."""
+    wrong = trace(heads_answers.split_mixing_tokens, *SPLIT[0], expect=SPLIT[1])
+    data, metadata = wrong._repr_mimebundle_()
+    assert data["text/html"] == wrong._repr_html_() and data["text/plain"] == str(wrong)
+    japanese = metadata["text/html"][TRANSLATIONS]["ja"]
+    assert japanese == html(wrong, "ja") and 'lang="ja"' in japanese
+    assert "<span>形状変更 <code" in japanese  # the kind in Japanese, the call as it is named
+    assert "の 1 手順の表" in japanese and "Table of" not in japanese
+    assert "のトレース：1 手順、指摘 2 件" in wrong.text("ja") and "結果：" in wrong.text("ja")
+    # a notebook whose checks answer in Japanese draws it so, and carries the English one
+    monkeypatch.setenv("ATTNKIT_LANGUAGE", "ja")
+    data, metadata = wrong._repr_mimebundle_()
+    assert data["text/html"] == japanese and metadata == {}
+
+
+def test_a_step_in_a_notebook_cell_is_placed_in_the_traces_language():
+    assert where("/tmp/ipykernel_12/3456.py", 7, "en") == "line 7"
+    assert where("/tmp/ipykernel_12/3456.py", 7, "ja") == "7 行目"
+    assert where("/book/attention.py", 7, "ja") == "attention.py:7"
+
+
 # --- attnkit.core keeps traced arrays -----------------------------------------------------------
 
 
@@ -296,7 +322,8 @@ def test_a_rejected_answer_whose_axes_went_wrong_shows_its_trace(monkeypatch, la
     result = check_split_heads(wrong)
     line = line_of(wrong, "reshape")
     assert not result.passed
-    assert f"multi_head_attention.py:{line} reshape" in result.report  # the step and its line
+    kind = "形状変更" if language == "ja" else "reshape"
+    assert f"multi_head_attention.py:{line} {kind}" in result.report  # the step and its line
     assert ("T と H" if language == "ja" else "mixes T and H") in result.report
     assert "trace of" not in result.message  # the check's own words, written in any language
     drawing = result._repr_html_()

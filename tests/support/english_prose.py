@@ -22,8 +22,10 @@ NOT_PROSE_TAGS |= {"blockquote"}
 NOT_PROSE_CLASSES = {"cell_output", "output", "math", "highlight", "caption-number"}
 BLOCKS = {"p", "li", "td", "th", "h1", "h2", "h3", "h4", "dt", "dd", "summary", "figcaption"}
 # three English words in a row (a hyphenated word is one), or an English label before
-# Japanese, "(book: 交差注意)"
+# Japanese, "(book: 交差注意)"; a run with fewer than two words of two letters or more is a list
+# of symbols or names, not prose (b, h, n, d_k)
 RUN = re.compile(r"[A-Za-z][\w'’-]*(?:[ ,;]+[A-Za-z][\w'’-]*){2,}")
+WORD = re.compile(r"(?<![\w'’-])[A-Za-z][A-Za-z'’-]+(?![\w'’-])")
 LABEL = re.compile(r"\b[A-Za-z]+: ?(?=[\u3040-\u30ff\u4e00-\u9fff])")
 # an English term beside its Japanese one: **注意機構**（attention mechanism）, or with the
 # article's form after it, （multi-head attention。記事001の表記では…）
@@ -90,13 +92,42 @@ def english_in(text: str, names: tuple[str, ...] = ()) -> list[str]:
     labels, once the proper ``names`` and the glosses are out."""
     text = names_pattern(names).sub(" ", text)
     text = EXAMPLE.sub("「」", GLOSS.sub("（", text))
-    return [run.group().strip() for run in RUN.finditer(text)] + [
+    runs = [run.group().strip() for run in RUN.finditer(text)]
+    return [run for run in runs if len(WORD.findall(run)) >= 2] + [
         label.group() for label in LABEL.finditer(text)
     ]
 
 
 def english_prose(html: str, names: tuple[str, ...] = ()) -> list[str]:
     return [found for block in blocks(html) for found in english_in(block, names)]
+
+
+TRACE = "attn-trace"  # a trace's drawing and table (attnkit/trace/draw.py)
+
+
+def trace_texts(html: str) -> list[str]:
+    """The words of each trace drawn on a page (its drawing, its table and their advice), code
+    and the axes' labels left out: a trace is program output, but one written for the page's
+    reader, in the page's language."""
+    found: dict[int, str] = {}
+    for text, enclosing in read(html).texts:
+        root = next((element for element in enclosing if element.has_class(TRACE)), None)
+        if root is None or any(
+            element.tag == "code" or "data-axis" in element.attrs for element in enclosing
+        ):
+            continue
+        found[id(root)] = found.get(id(root), "") + " " + text
+    return list(found.values())
+
+
+def english_in_traces(html: str, names: tuple[str, ...] = ()) -> list[str]:
+    """The English prose of the page's traces (a name of the code, or of a library's function,
+    alone is not prose), and any step placed at an English "line 12"."""
+    return [
+        found
+        for text in trace_texts(html)
+        for found in english_in(text, names) + re.findall(r"\bline \d+", text)
+    ]
 
 
 WORKS = ("title", "booktitle", "journal", "publisher", "howpublished", "series", "institution")

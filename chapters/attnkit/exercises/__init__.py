@@ -26,7 +26,8 @@ with a tolerance that follows their dtype, and turning a check's body into a
 :class:`CheckResult`. Every check is also importable from here. Their messages are in English,
 or in Japanese where ``ATTNKIT_LANGUAGE=ja`` (``wording``; a Japanese notebook sets it). A
 check about axes shows the trace of an answer it rejects where the tracer flags a step
-(``tracing``, :mod:`attnkit.trace`).
+(``tracing``, :mod:`attnkit.trace`). The line an exercise's stub raises is in the student's
+language too (``stub``).
 """
 
 from .attention import check_single_query_attention, check_softmax

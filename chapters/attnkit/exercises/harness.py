@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import stub
 from .calling import LAYOUTS, PYTORCH, Remote, invoke
 from .tracing import CONTRACTS, plain_trace, traced
 from .wording import Message, _, joined, written_in
@@ -222,7 +223,8 @@ class Failed(Exception):
 
 
 class Raised(Failed):
-    """The student's function raised; ``error`` is what it raised, as ``"TypeError: ..."``."""
+    """The student's function raised; ``error`` is what it raised, as ``"TypeError: ..."`` (a
+    message where it is the stub's, :func:`stub.quoted`)."""
 
     def __init__(self, message: str, error: str):
         super().__init__(message)
@@ -362,14 +364,15 @@ def call(
                 str(tuple(a.shape)) for a in args if isinstance(a, np.ndarray) or _is_tensor(a)
             )
             called_with = _("arguments of shape {shapes}", shapes=shapes)
+        error = stub.quoted(outcome.error)  # a message where it is the stub's, for any check
         raise Raised(
             _(
                 "your function raised {error} (it was called with {called_with}){hint}",
-                error=outcome.error,
+                error=error,
                 called_with=called_with,
                 hint=hint,
             ),
-            outcome.error,
+            error,
         )
     if len(outcome.args) != len(args) or not all(
         _unchanged(original, after) for original, after in zip(args, outcome.args)

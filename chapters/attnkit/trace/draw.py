@@ -16,6 +16,7 @@ from html import escape
 
 from ..exercises.wording import language
 from .axes import Axis
+from .words import words
 
 # JupyterLab's theme colours, else light ones: the book's theme sets every HTML output on a light
 # ground of its own in dark mode, so the book's pages take the light ones in both modes
@@ -32,19 +33,6 @@ ORDER = ("B", "H", "T", "d_k", "S", "d_v", "n", "m", "d")
 CODE = "color:inherit;background:none;padding:0;border:0;font-size:95%"
 UNIT_EM = 0.22  # a block's width per unit of size
 WIDEST_EM = 7.0
-
-
-# the drawing's own words, in the checks' language (the flags' advice follows it too)
-WORDS = {
-    "en": {
-        "heads": ("Step", "Operation", "Axes in", "Axes out", "Line", "Flag"),
-        "summary": "Table of the {steps} steps of {name} ({flagged} flagged)",
-    },
-    "ja": {
-        "heads": ("手順", "演算", "入力の軸", "出力の軸", "行", "指摘"),
-        "summary": "{name} の {steps} 手順の表（指摘 {flagged} 件）",
-    },
-}
 
 
 def colour(name: str) -> str:
@@ -140,7 +128,7 @@ def html(trace, code: str | None = None) -> str:
         f"&quot;Segoe UI&quot;,&quot;Noto Sans&quot;,&quot;Noto Sans CJK JP&quot;,sans-serif;"
         f'max-width:100%;margin:0.5em 0">'
         f'<div aria-hidden="true" class="attn-trace-drawing">{"".join(drawn)}</div>'
-        f"{table(trace, rows, WORDS[code])}</div>"
+        f"{table(trace, rows, words(code))}</div>"
     )
 
 

@@ -1,5 +1,6 @@
 """A finished trace: its steps and flags, as a text table (``str``) and as a drawing
-(``_repr_html_``, :mod:`.draw`)."""
+(``_repr_html_``, :mod:`.draw`), each in the checks' language or a given one; shown in Jupyter,
+the drawing carries its other languages' too (:mod:`attnkit.translated`)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ import linecache
 import os
 from dataclasses import dataclass
 
+from ..exercises.wording import language as checks_language
+from ..translated import TRANSLATED_INTO, TRANSLATIONS
 from .axes import shown
 from .flags import Flag
 from .record import Step
+from .words import kind, words
 
 CODE_WIDTH = 44
 
@@ -26,15 +30,17 @@ class Trace:
     output: tuple | None
 
     def rows(self, language: str | None = None) -> list[dict]:
-        """One plain record per step: what the table and the drawing both show."""
+        """One plain record per step, in ``language`` (by default the checks'): what the table
+        and the drawing both show."""
+        language = language or checks_language()
         return [
             {
                 "step": number,
-                "kind": step.kind,
+                "kind": kind(step.kind, language),
                 "op": step.op,
                 "inputs": [shown(axes) for axes in step.inputs],
                 "output": shown(step.output),
-                "where": where(step.file, step.line),
+                "where": where(step.file, step.line, language),
                 "code": code(step.file, step.line),
                 "flags": [flag.advice(language) for flag in step.flags],
             }
@@ -42,7 +48,11 @@ class Trace:
         ]
 
     def text(self, language: str | None = None) -> str:
-        lines = [f"trace of {self.name}: {len(self.steps)} steps, {len(self.flags)} flagged"]
+        language = language or checks_language()
+        said = words(language)
+        lines = [
+            said["title"].format(name=self.name, steps=len(self.steps), flagged=len(self.flags))
+        ]
         for row in self.rows(language):
             mark = "!" if row["flags"] else " "
             lines.append(
@@ -55,7 +65,7 @@ class Trace:
         flags_elsewhere = [f for f in self.flags if not f.step]
         lines += [f"    ^ {flag.advice(language)}" for flag in flags_elsewhere]
         if self.output is not None:
-            lines.append(f"result: {shown(self.output)}")
+            lines.append(said["result"].format(axes=shown(self.output)))
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -66,13 +76,25 @@ class Trace:
 
         return html(self)
 
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """The table and the drawing in the checks' language, the drawing in each other
+        language of the book in its metadata: the book runs its cells in English, and its
+        Japanese pages show the Japanese drawing (_ext/translated_outputs.py)."""
+        from .draw import html
 
-def where(file: str, line: int) -> str:
-    """``file.py:12``; a notebook cell's (IPython's file of it, named by a number) ``line 12``."""
+        shown_in = checks_language()
+        others = {code: html(self, code) for code in TRANSLATED_INTO if code != shown_in}
+        data = {"text/plain": self.text(shown_in), "text/html": html(self, shown_in)}
+        return data, ({"text/html": {TRANSLATIONS: others}} if others else {})
+
+
+def where(file: str, line: int, language: str = "en") -> str:
+    """``file.py:12``; a notebook cell's (IPython's file of it, named by a number) ``line 12``,
+    in ``language``."""
     if not file:
         return ""
     if "ipykernel_" in file or file.startswith("<ipython-input"):
-        return f"line {line}"
+        return words(language)["line"].format(line=line)
     return f"{os.path.basename(file)}:{line}"
 
 
