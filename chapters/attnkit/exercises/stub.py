@@ -22,7 +22,7 @@ def message() -> Message:
 
 def words(code: str) -> str:
     """The stub's words in the language ``code``."""
-    return catalogue(code).get(STUB, STUB)
+    return catalogue(code).gettext(STUB)
 
 
 def stub_line(code: str) -> str:
