@@ -89,9 +89,11 @@ def role_key(role: str) -> str:
     return f"{name}`{content}`"
 
 
-# words in a formula, such as \text{(each row)}, which a translation puts in its own language
+# words in a formula, such as \text{(each row)}, which a translation puts in its own language; a
+# single English word only where it is a word of the sentence (n - \text{length}), never where it
+# names a quantity or a code value (d_\text{model}, RoPE_\text{half}), which stays as it is
 MATH_WORDS = re.compile(
-    r"\\text\{(?:[^{}]*[ (][^{}]*|[^{}]*[^\x00-\x7f][^{}]*|for|otherwise|logits|causal|cache)\}"
+    r"\\text\{(?:[^{}]*[ (][^{}]*|[^{}]*[^\x00-\x7f][^{}]*|for|otherwise|logits|causal|cache|length)\}"
 )
 MATH_KINDS = ("display math", "math")
 # notation in words in a code span, such as `[head 0's row | head 1's row | ...]`, which a
@@ -162,6 +164,10 @@ def test_markup_check_catches_what_it_should():
     assert markup(english) != markup("{ref}`前の章 <attention>` の $a_{ij}$ を softmax で [^n]")
     assert markup("$A \\ \\text{(each row)}$") == markup("$A \\ \\text{（各行）}$")
     assert markup("$d_\\text{model}$") != markup("$d_\\text{モデル}$")
+    assert markup("$n - \\text{length}$") == markup("$n - \\text{長さ}$")
+    assert markup("$\\operatorname{RoPE}_{\\text{half}}$") != markup(
+        "$\\operatorname{RoPE}_{\\text{半分}}$"
+    )
     assert markup("`[head 0's row | head 1's row | ...]`") == markup(
         "`[ヘッド0の行 | ヘッド1の行 | ...]`"
     )
