@@ -51,6 +51,16 @@ def test_the_model_is_sdpa_with_is_causal_layer_after_layer():
     assert torch.allclose(logits, x @ model.unembed.weight.T, rtol=0, atol=1e-12)
 
 
+def test_without_weights_the_model_is_the_same_through_pytorchs_fused_attention():
+    model = small_model()
+    tokens = torch.randint(11, (3, 10), generator=torch.Generator().manual_seed(2))
+    for ablate in ((), [(0, 1)], [(1, 0), (1, 1)]):
+        logits, weights = model(tokens, ablate=ablate)
+        fused, none = model(tokens, ablate=ablate, need_weights=False)
+        assert none is None and len(weights) == 2
+        assert torch.allclose(fused, logits, rtol=0, atol=1e-12)
+
+
 def test_ablating_a_head_removes_exactly_its_term_from_the_residual_stream():
     model = small_model(layers=1)
     tokens = torch.tensor([[1, 2, 3, 1, 2, 3]])
