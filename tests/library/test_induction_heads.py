@@ -211,6 +211,21 @@ def test_training_from_scratch_reproduces_the_recorded_first_steps():
         )
 
 
+def test_the_record_holds_the_one_layer_run_which_a_rerun_matches():
+    """The chapter reads the one-layer run from the record rather than training it; its first
+    20 steps, rerun, agree with the record as the two-layer run's do."""
+    one_layer = load_record()["one_layer"]
+    assert one_layer["model"] == MODEL | {"layers": 1} and one_layer["seed"] == SEED
+    assert len(one_layer["losses"]) == TRAINING["steps"]
+    assert one_layer["steps"] == list(range(0, TRAINING["steps"] + 1, TRAINING["every"]))
+    _, rerun = run(steps=20, layers=1)
+    assert max(abs(a - b) for a, b in zip(rerun["losses"], one_layer["losses"][:20])) < 1e-5
+    for key in ("first", "repeat", "previous", "induction"):
+        assert torch.allclose(
+            torch.tensor(rerun[key]), torch.tensor(one_layer[key][:3]), atol=1e-5
+        ), key
+
+
 # --- the scrubber's data ----------------------------------------------------------------------
 
 
