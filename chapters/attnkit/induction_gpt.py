@@ -115,6 +115,7 @@ def run(setting: str, steps: int | None = None, seed: int = SEED) -> dict:
     train_ids, validation_ids = vocab.encode(corpus["train"]), vocab.encode(corpus["validation"])
     torch.manual_seed(seed)
     model = TinyGPT(len(vocab), **MODEL)
+    revision = _revision()  # of the code that runs, before anything changes in the checkout
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the measures too, as train() runs: one core
     try:
@@ -144,7 +145,7 @@ def run(setting: str, steps: int | None = None, seed: int = SEED) -> dict:
         "machine": platform.machine(),
         "seconds": round(seconds, 1),  # on the clock, which a busy machine lengthens
         "cpu_seconds": round(cpu_seconds, 1),  # training and measures, on one core
-        "revision": _revision(),
+        "revision": revision,
     }
 
 
