@@ -27,7 +27,9 @@
 - ``induction``: chapter 9's two-layer attention-only model, its task (random tokens that
   repeat with a random period), training that records the heads as they form, head ablation,
   the scores of previous-token and induction heads, composition scores and OV circuits;
-  ``induction_train`` trains it again and writes its record (``data/induction_heads.json``)
+  ``induction_train`` trains it again and writes its record (``data/induction_heads.json``);
+  ``induction_gpt`` trains chapter 8's GPT longer and on repeated text and records what forms
+  (``data/induction_gpt.json``)
 - ``scrubber``: a slider over a recorded training run, every head's attention at each step
   beside the loss curves (anywidget; drawn in the browser)
 - ``kv_calculator``: the key-value cache's size, the bytes a decoding step reads and the largest

@@ -360,6 +360,8 @@ def train(
     seed: int = 0,
     weight_decay: float = 0.01,
     progress: bool = False,
+    draw=batches,
+    after_step=None,
 ) -> list[float]:
     """Train ``model`` on random windows of the token ids ``ids`` with AdamW; return each
     step's training loss (nats per token).
@@ -369,6 +371,8 @@ def train(
     ``seed``, and the run uses one thread (restored after): on one machine, the same model
     from the same seed gives the same losses, step for step. ``progress=True`` prints the
     step, the loss and the time left ten times in the run (for a reader who waits on it).
+    ``draw(ids, batch, context, generator)`` makes each batch (default :func:`batches`);
+    ``after_step(step)``, if given, is called after every step (to measure the model on the way).
     """
     steps = rules.positive_int(steps, "steps")
     generator = torch.Generator().manual_seed(seed)
@@ -388,7 +392,7 @@ def train(
     model.train()
     try:
         for step in range(1, steps + 1):
-            x, y = batches(ids, batch, context, generator)
+            x, y = draw(ids, batch, context, generator)
             loss = _loss(model, x, y)
             optimiser.zero_grad()
             loss.backward()
@@ -396,6 +400,8 @@ def train(
             optimiser.step()
             schedule.step()
             losses.append(loss.item())
+            if after_step is not None:
+                after_step(step)
             if progress and (step % every == 0 or step == steps):
                 left = (time.perf_counter() - began) / step * (steps - step)
                 print(f"step {step}/{steps}: loss {losses[-1]:.3f} nats per character, "

@@ -5,7 +5,9 @@ repeated random sequences on one CPU thread, then writes ``data/induction_heads.
 seed, the model's and the training's settings, every step's training loss, every measure
 (losses on first occurrences and repeats, the heads' scores; not the example's attention, which
 the chapter records again as it trains), the step of the phase change, the PyTorch version, the
-seconds it took and the git revision. ``--out FOLDER`` writes elsewhere (the tests do).
+seconds it took and the git revision; under ``one_layer``, the same for the model with one
+layer, trained the same way, which the chapter reads rather than trains (its page's budget).
+``--out FOLDER`` writes elsewhere (the tests do).
 """
 
 from __future__ import annotations
@@ -59,14 +61,17 @@ def main(argv=None) -> None:
     parser.add_argument("--steps", type=int, default=None)
     args = parser.parse_args(argv)
     _, record = run(args.steps)
+    _, one_layer = run(args.steps, layers=1)
     args.out.mkdir(parents=True, exist_ok=True)
     shipped = {key: value for key, value in record.items() if key != "attention"}
+    shipped["one_layer"] = {key: value for key, value in one_layer.items() if key != "attention"}
     (args.out / RECORD).write_text(json.dumps(shipped, indent=1) + "\n", encoding="utf-8")
     print(
         f"trained {record['training']['steps']} steps in {record['seconds']} s "
         f"({record['cpu_seconds']} s of CPU time): phase change at step "
-        f"{record['phase_change']}, repeat loss {record['repeat'][-1]:.3f} nats; wrote "
-        f"{args.out / RECORD}"
+        f"{record['phase_change']}, repeat loss {record['repeat'][-1]:.3f} nats; one layer in "
+        f"{one_layer['cpu_seconds']} s of CPU time, repeat loss {one_layer['repeat'][-1]:.3f} "
+        f"nats; wrote {args.out / RECORD}"
     )
 
 

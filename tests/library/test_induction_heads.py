@@ -51,6 +51,16 @@ def test_the_model_is_sdpa_with_is_causal_layer_after_layer():
     assert torch.allclose(logits, x @ model.unembed.weight.T, rtol=0, atol=1e-12)
 
 
+def test_without_weights_the_model_is_the_same_through_pytorchs_fused_attention():
+    model = small_model()
+    tokens = torch.randint(11, (3, 10), generator=torch.Generator().manual_seed(2))
+    for ablate in ((), [(0, 1)], [(1, 0), (1, 1)]):
+        logits, weights = model(tokens, ablate=ablate)
+        fused, none = model(tokens, ablate=ablate, need_weights=False)
+        assert none is None and len(weights) == 2
+        assert torch.allclose(fused, logits, rtol=0, atol=1e-12)
+
+
 def test_ablating_a_head_removes_exactly_its_term_from_the_residual_stream():
     model = small_model(layers=1)
     tokens = torch.tensor([[1, 2, 3, 1, 2, 3]])
@@ -199,6 +209,21 @@ def test_training_from_scratch_reproduces_the_recorded_first_steps():
         assert torch.allclose(torch.tensor(rerun[key]), torch.tensor(record[key][:3]), atol=1e-5), (
             key
         )
+
+
+def test_the_record_holds_the_one_layer_run_which_a_rerun_matches():
+    """The chapter reads the one-layer run from the record rather than training it; its first
+    20 steps, rerun, agree with the record as the two-layer run's do."""
+    one_layer = load_record()["one_layer"]
+    assert one_layer["model"] == MODEL | {"layers": 1} and one_layer["seed"] == SEED
+    assert len(one_layer["losses"]) == TRAINING["steps"]
+    assert one_layer["steps"] == list(range(0, TRAINING["steps"] + 1, TRAINING["every"]))
+    _, rerun = run(steps=20, layers=1)
+    assert max(abs(a - b) for a, b in zip(rerun["losses"], one_layer["losses"][:20])) < 1e-5
+    for key in ("first", "repeat", "previous", "induction"):
+        assert torch.allclose(
+            torch.tensor(rerun[key]), torch.tensor(one_layer[key][:3]), atol=1e-5
+        ), key
 
 
 # --- the scrubber's data ----------------------------------------------------------------------
