@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 from . import rules
-from .gpt import CharVocab, TinyGPT, batches, evaluate, load_corpus, train
+from .gpt import CharVocab, TinyGPT, batches, check_window, evaluate, load_corpus, train
 from .gpt_train import MODEL, SEED, TRAINING, _revision
 from .induction import induction_scores, previous_token_scores
 
@@ -57,7 +57,7 @@ def repeated_windows(ids, batch: int, context: int, generator: torch.Generator,
         raise ValueError(
             f"periods must satisfy 1 <= low <= high <= context={context}, got {periods}"
         )
-    rules.check_window(len(ids), high)
+    check_window(len(ids), high)
     batch = rules.positive_int(batch, "batch")
     period = torch.randint(low, high + 1, (batch, 1), generator=generator)  # (batch, 1)
     starts = torch.randint(len(ids) - high, (batch, 1), generator=generator)
