@@ -23,7 +23,7 @@ import jupytext
 import numpy as np
 import pytest
 from jupyter_client import BlockingKernelClient
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import expect, sync_playwright
 
 from tests.support.book import ROOT
 from tests.support.browser import PageLog, drawn_weights, launch, move_slider, require_chromium
@@ -354,9 +354,10 @@ def test_slider_shows_a_temperature_set_in_the_kernel(heatmap, kernel):
     heatmap.page.wait_for_function(
         "root => root.attnWidget.model.get('temperature') === 0.2", arg=heatmap.element_handle()
     )
+    # the view redraws after the model has changed: wait for its text, as a reader would
+    expect(heatmap.locator("label:has(input.attn-temperature) output")).to_have_text("0.20")
     slider = heatmap.locator("input.attn-temperature")
     assert float(slider.input_value()) == pytest.approx(np.log10(0.2), abs=0.01)
-    assert heatmap.locator("label:has(input.attn-temperature) output").inner_text() == "0.20"
 
 
 def test_no_outside_requests_or_errors(notebook, heatmap):
