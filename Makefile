@@ -42,8 +42,9 @@ book: $(VENV)/installed node_modules/.package-lock.json
 # The Japanese edition's catalogues brought up to date with the English sources: a new sentence
 # gets an empty entry and a changed one is marked fuzzy, and make book fails, naming each, until
 # it is translated (_ext/edition_language.py). So is the catalogue of the exercise checks'
-# messages (attnkit/exercises/wording.py), extracted from their _("...") calls and compiled into
-# the checks.mo that attnkit reads (booktools/compiled_catalogues.py).
+# messages (attnkit/exercises/wording.py), extracted from their _("...") calls; it and the
+# figure labels' figures.po are compiled into the .mo that attnkit reads
+# (booktools/compiled_catalogues.py).
 catalogues: $(VENV)/installed
 	BOOK_EXECUTION_CACHE=$(abspath $(CACHE)) $(BIN)/jupyter-book build . --builder custom \
 	  --custom-builder gettext --path-output $(OUT)/_build/.gettext

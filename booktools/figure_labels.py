@@ -4,8 +4,9 @@ Run after the chapters have run (``make book``), from the repository root:
 ``python -m booktools.figure_labels _build/.jupyter_cache``. Each shown figure's output
 carries the labels its language's catalogue lacked (``attnkit.plots.retina_png``); each one
 the catalogue still lacks is added to ``chapters/attnkit/locales/<language>/LC_MESSAGES/
-figures.po`` with an empty translation, for a translator to fill in, and those notebooks leave
-the execution cache, so that the next build draws their figures again with the filled-in
+figures.po`` with an empty translation, for a translator to fill in (then ``make catalogues``
+compiles it into the ``figures.mo`` that attnkit reads), and those notebooks leave the
+execution cache, so that the next build draws their figures again with the filled-in
 catalogue. (The static figures' scripts name theirs.)
 """
 
@@ -13,9 +14,10 @@ from __future__ import annotations
 
 import sys
 
+from babel.messages.pofile import read_po
 from jupyter_cache import get_cache
 
-from attnkit.figure_text import catalogue, catalogue_path
+from attnkit.figure_text import catalogue_path
 from attnkit.translated import UNTRANSLATED
 
 
@@ -48,8 +50,10 @@ def main(cache_path: str) -> None:
     for record in records:
         cache.remove_cache(record)
     for language, labels in found.items():
-        path = catalogue_path(language)
-        labels = [label for label in labels if label not in catalogue(language)]
+        path = catalogue_path(language).with_suffix(".po")
+        with path.open("rb") as po:
+            entries = {message.id for message in read_po(po)}
+        labels = [label for label in labels if label not in entries]
         with path.open("a", encoding="utf-8") as po:
             for label in labels:
                 po.write(f'\nmsgid {po_string(label)}\nmsgstr ""\n')

@@ -5,9 +5,12 @@ figure is shown (``attnkit.plots.retina_png``) it is also drawn in Japanese, and
 edition shows that picture (``_ext/translated_outputs.py``). Every text of the figure that has
 words (titles, axis labels, tick labels, legends, annotations, colour-bar labels) is looked up
 whole in the catalogue of figure labels, ``locales/<language>/LC_MESSAGES/figures.po`` beside
-this module, and drawn in the language's font. A text has words when it has two Latin letters
-in a row outside mathtext (``$...$``): numbers, symbols such as ``x`` or ``A`` and formulas
-stay as they are. A token of an example sentence stays English by an entry that gives it
+this module, and drawn in the language's font. The catalogue is read by the standard library's
+:mod:`gettext` from the ``figures.mo`` compiled beside it (``make catalogues``, ``booktools/
+compiled_catalogues.py``), which attnkit ships; an untranslated or fuzzy entry is left out of
+it, so its label is one the catalogue lacks. A text has words when it has two Latin letters in
+a row outside mathtext (``$...$``): numbers, symbols such as ``x`` or ``A`` and formulas stay
+as they are. A token of an example sentence stays English by an entry that gives it
 unchanged, as the cell's printed output shows it. A label with a number the code computes
 ("validation loss: 2.29") is found by its template, each number written ``{}`` ("validation
 loss: {}"), where the label itself has no entry.
@@ -15,8 +18,8 @@ loss: {}"), where the label itself has no entry.
 
 from __future__ import annotations
 
-import ast
 import functools
+import gettext
 import re
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,45 +37,27 @@ NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 
 
 def catalogue_path(language: str) -> Path:
-    return LOCALES / language / "LC_MESSAGES" / f"{DOMAIN}.po"
+    """The compiled catalogue of figure labels in ``language``."""
+    return LOCALES / language / "LC_MESSAGES" / f"{DOMAIN}.mo"
 
 
-def read_po(text: str) -> dict[str, str]:
-    """The translated entries of a ``.po`` file's ``text``, ``msgid: msgstr``; fuzzy entries,
-    empty ones and the header are left out."""
-    entries: dict[str, str] = {}
-    fields: dict[str, str] = {}
-    field = None
-    fuzzy = False
+class _Lacking(gettext.NullTranslations):
+    """The last fallback of a catalogue: a label it lacks reads ``None``, not the label, so
+    that a lacking label is told from one the catalogue keeps as it is."""
 
-    def finish():
-        if fields.get("msgid") and fields.get("msgstr") and not fuzzy:
-            entries[fields["msgid"]] = fields["msgstr"]
-
-    for line in [*text.splitlines(), ""]:
-        line = line.strip()
-        if not line:
-            finish()
-            fields, field, fuzzy = {}, None, False
-        elif line.startswith("#,"):
-            fuzzy = fuzzy or "fuzzy" in (flag.strip() for flag in line[2:].split(","))
-        elif line.startswith("#"):
-            continue
-        elif line.startswith('"'):
-            fields[field] += ast.literal_eval(line)
-        else:
-            field, _space, quoted = line.partition(" ")
-            fields[field] = ast.literal_eval(quoted)
-    return entries
+    def gettext(self, message):
+        return None
 
 
 @functools.cache
-def catalogue(language: str) -> dict[str, str]:
-    """The figure labels' translations into ``language``, ``English: translation``."""
-    path = catalogue_path(language)
-    if language not in FONTS or not path.is_file():
+def catalogue(language: str) -> gettext.GNUTranslations:
+    """The figure labels' translations into ``language``: its ``gettext(label)`` is the
+    translation, or ``None`` where the catalogue has none."""
+    if language not in FONTS or not catalogue_path(language).is_file():
         raise ValueError(f"no figure labels in language {language!r}; choose one of {list(FONTS)}")
-    return read_po(path.read_text(encoding="utf-8"))
+    translations = gettext.translation(DOMAIN, LOCALES, languages=[language])
+    translations.add_fallback(_Lacking())
+    return translations
 
 
 def has_words(text: str) -> bool:
@@ -99,17 +84,19 @@ def in_language(fig, language: str, drawn: bool = False):
     """Within the block, ``fig`` has its words in ``language`` and its language's font; after
     it, as it was (``drawn``: it was just drawn, so its ticks exist). Yields the labels the
     catalogue lacks (they stay English), each once after the block, all found by then."""
-    words = catalogue(language)
+    lookup = catalogue(language).gettext
     missing: list[str] = []
 
     def translated(text: str) -> str:
-        if not has_words(text) or text in words:
-            return words.get(text, text)
+        if not has_words(text):
+            return text
+        if (words := lookup(text)) is not None:
+            return words
         # a label with a computed number ("validation loss: 2.29") by its template's entry
         template = NUMBER.sub("{}", text)
-        if template in words:
+        if (words := lookup(template)) is not None:
             numbers = iter(NUMBER.findall(text))
-            return re.sub(r"\{\}", lambda _: next(numbers), words[template])
+            return re.sub(r"\{\}", lambda _: next(numbers), words)
         missing.append(template)
         return text
 
@@ -155,7 +142,8 @@ def save_in_languages(fig, path: Path, **savefig) -> list[Path]:
         with in_language(fig, language) as missing:
             if missing:
                 raise ValueError(
-                    f"{catalogue_path(language)} has no translation of the labels {missing}"
+                    f"{catalogue_path(language).with_suffix('.po')} has no translation of the "
+                    f"labels {missing}"
                 )
             fig.savefig(translated, **savefig)
         written.append(translated)

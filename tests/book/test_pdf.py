@@ -15,8 +15,8 @@ import re
 import unicodedata
 
 import pytest
+from babel.messages.pofile import read_po
 
-from attnkit.exercises.wording import read_po
 from tests.support.book import ROOT, toc_files
 from tests.support.built import built
 
@@ -50,7 +50,8 @@ def titles(language="en"):
         title = re.search(r"^# (.+)$", body, re.M).group(1).strip()
         if language != "en":
             catalogue = ROOT / "locales" / language / "LC_MESSAGES" / f"{name}.po"
-            title = read_po(catalogue.read_text(encoding="utf-8"))[title]
+            with open(catalogue, "rb") as file:
+                title = read_po(file)[title].string
         found.append(title)
     return found
 

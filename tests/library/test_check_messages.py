@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import tomllib
 import translated_verdicts
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
@@ -24,7 +23,6 @@ import attnkit.exercises
 from attnkit.exercises import check_softmax, wording
 from booktools import compiled_catalogues, translation
 from tests.support.answers import every_answers, seeds
-from tests.support.book import ROOT
 from tests.support.terms import terms
 
 EXERCISES = Path(attnkit.exercises.__file__).parent
@@ -191,16 +189,6 @@ def test_the_spacing_rule_finds_what_it_should(text, breaches):
     assert len(spacing_breaches(text)) == breaches, spacing_breaches(text)
 
 
-def test_the_compiled_catalogues_are_their_catalogues_compiled():
-    """The committed ``checks.mo``, which attnkit reads, says what its ``checks.po`` says."""
-    assert compiled_catalogues.catalogues() == [CATALOGUE]
-    for po in compiled_catalogues.catalogues():
-        mo = po.with_suffix(".mo")
-        assert mo.is_file() and mo.read_bytes() == compiled_catalogues.compiled(po), (
-            f"{mo} is not {po.name} compiled: run make catalogues"
-        )
-
-
 def test_the_compiled_catalogue_leaves_out_what_is_not_a_translation(tmp_path):
     po = tmp_path / "ja" / "LC_MESSAGES" / "checks.po"
     po.parent.mkdir(parents=True)
@@ -230,18 +218,6 @@ def test_the_compiled_catalogue_leaves_out_what_is_not_a_translation(tmp_path):
     assert japanese.gettext('two lines, {n} "quoted"') == '二行 {n} "引用"'
     assert japanese.gettext("changed {n}") == "changed {n}"
     assert japanese.gettext("not yet") == "not yet"
-
-
-def test_attnkit_ships_the_compiled_catalogues():
-    """A student who installs attnkit from the repository gets the ``.mo`` as package data."""
-    with open(ROOT / "pyproject.toml", "rb") as file:
-        package_data = tomllib.load(file)["tool"]["setuptools"]["package-data"]
-    shipped = [
-        path
-        for path in EXERCISES.rglob("*.mo")
-        if any(path.relative_to(EXERCISES).match(p) for p in package_data["attnkit.exercises"])
-    ]
-    assert shipped == [CATALOGUE.with_suffix(".mo")]
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 figure labels (attnkit.figure_text), have no English label left; a label the catalogue lacks
 is named; the English figure is drawn as before."""
 
+import gettext
 import re
 
 import matplotlib
@@ -12,8 +13,9 @@ import numpy as np
 import pytest
 
 from attnkit import figure_text, plots
+from booktools import compiled_catalogues
 from tests.support.book import ROOT
-from tests.support.figure_labels import english_left, shown_texts
+from tests.support.figure_labels import english_left, shown_texts, translations
 
 JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 
@@ -33,29 +35,57 @@ def a_figure_with_every_kind_of_text():
     return fig
 
 
-def test_the_catalogue_reader_skips_what_is_not_a_translation():
-    text = "\n".join(
-        [
-            'msgid ""',
-            'msgstr "Language: ja\\n"',
-            "",
-            'msgid ""',
-            '"two lines, {} \\"quoted\\""',
-            'msgstr "二行 {} \\"引用\\""',
-            "",
-            "#, fuzzy",
-            'msgid "changed"',
-            'msgstr "古い"',
-            "",
-            'msgid "not yet"',
-            'msgstr ""',
-        ]
+def test_the_compiled_catalogue_lacks_what_is_not_a_translation(tmp_path, monkeypatch):
+    """A fuzzy or empty entry is a label the catalogue lacks; one kept as it is is not."""
+    po = tmp_path / "ja" / "LC_MESSAGES" / "figures.po"
+    po.parent.mkdir(parents=True)
+    po.write_text(
+        "\n".join(
+            [
+                'msgid ""',
+                'msgstr "Language: ja\\n"',
+                "",
+                'msgid ""',
+                '"two lines, {} \\"quoted\\""',
+                'msgstr "二行 {} \\"引用\\""',
+                "",
+                'msgid "kept as it is"',
+                'msgstr "kept as it is"',
+                "",
+                "#, fuzzy",
+                'msgid "changed"',
+                'msgstr "古い"',
+                "",
+                'msgid "not yet"',
+                'msgstr ""',
+            ]
+        ),
+        encoding="utf-8",
     )
-    assert figure_text.read_po(text) == {'two lines, {} "quoted"': '二行 {} "引用"'}
+    po.with_suffix(".mo").write_bytes(compiled_catalogues.compiled(po))
+    monkeypatch.setattr(figure_text, "LOCALES", tmp_path)
+    figure_text.catalogue.cache_clear()
+    try:
+        fig, ax = plt.subplots()
+        ax.set_title('two lines, 7 "quoted"')
+        ax.set_xticks([0, 1, 2], ["kept as it is", "changed", "not yet"])
+        with figure_text.in_language(fig, "ja") as missing:
+            shown = shown_texts(fig)
+        assert {'二行 7 "引用"', "kept as it is", "changed", "not yet"} <= set(shown)
+        assert sorted(missing) == ["changed", "not yet"]
+        plt.close(fig)
+    finally:
+        figure_text.catalogue.cache_clear()
+
+
+def test_the_compiled_catalogue_is_read_with_gettext():
+    """The standard library reads the committed ``.mo``, not a reader of ``.po`` files."""
+    assert isinstance(figure_text.catalogue("ja"), gettext.GNUTranslations)
+    assert figure_text.catalogue_path("ja").suffix == ".mo"
 
 
 def test_the_japanese_catalogue_has_no_english_but_the_labels_it_keeps():
-    for english, japanese in figure_text.catalogue("ja").items():
+    for english, japanese in translations().items():
         assert english == japanese or not english_left([japanese]), (
             f"figures.po translates {english!r} as {japanese!r}, still English"
         )

@@ -123,3 +123,19 @@ def test_emphasis_does_not_hide_a_variant():
     assert variants_in("**グループ化クエリ**・アテンションでは", [gqa]) == [
         ("グループ化クエリ・アテンション", gqa)
     ]
+
+
+def test_a_variant_inside_the_terms_own_form_is_not_one():
+    browser = next(term for term in TERMS if term.english == "browser")
+    assert variants_in("ブラウザーの中で計算します", [browser]) == []
+    assert variants_in("ブラウザの中で計算します", [browser]) == [("ブラウザ", browser)]
+
+
+def test_an_articles_quoted_term_is_not_a_bare_variant():
+    """アテンション is not written, but inside an article's own term, quoted where a page
+    introduces the book's, it is part of that quotation."""
+    found = variants_in("マルチヘッド注意（記事001の表記ではマルチヘッド・アテンション）", TERMS)
+    assert found == []
+    assert [variant for variant, _ in variants_in("アテンションを計算します", TERMS)] == [
+        "アテンション"
+    ]

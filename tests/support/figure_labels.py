@@ -3,10 +3,21 @@ texts, and the texts a figure shows."""
 
 import re
 
+from babel.messages.pofile import read_po
+
 from attnkit import figure_text
 
+
+def translations(language="ja"):
+    """The catalogue of figure labels' translated entries, ``English: translation``, as its
+    ``.mo`` has them (fuzzy and empty entries left out)."""
+    with open(figure_text.catalogue_path(language).with_suffix(".po"), "rb") as file:
+        catalogue = read_po(file)
+    return {m.id: m.string for m in catalogue if m.id and m.string and not m.fuzzy}
+
+
 # labels the catalogue keeps as they are (a token of an example sentence, which the cells print)
-KEPT = {english for english, japanese in figure_text.catalogue("ja").items() if english == japanese}
+KEPT = {english for english, japanese in translations().items() if english == japanese}
 # names and units the Japanese pages write in Latin letters too
 NAMES = re.compile(r"(?<![A-Za-z])(LayerNorm|nn\.Transformer|NTK-aware|ms|MiB)(?![A-Za-z])")
 

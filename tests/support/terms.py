@@ -51,8 +51,9 @@ def terms() -> list[Term]:
 
 def variants_in(text: str, table: list[Term]) -> list[tuple[str, Term]]:
     """Each variant of a term that ``text`` writes, but where it introduces the term; a form
-    inside a longer one (サブレイヤ in サブレイヤー) counts once, as the longer; emphasis
-    marks do not hide one (**マルチクエリ**・アテンション)."""
+    inside a longer one (サブレイヤ in サブレイヤー) counts once, as the longer, and is none
+    inside a term's own form (ブラウザ in ブラウザー); emphasis marks do not hide one
+    (**マルチクエリ**・アテンション)."""
     text = re.sub(r"\*+", "", text)
     matches = [
         (match.start(), match.end(), variant, term)
@@ -60,10 +61,16 @@ def variants_in(text: str, table: list[Term]) -> list[tuple[str, Term]]:
         for variant in term.variants
         for match in re.finditer(re.escape(variant), text)
     ]
+    own = [
+        (match.start(), match.end())
+        for term in table
+        for match in re.finditer(re.escape(term.japanese), text)
+    ]
+    spans = [(s, e) for s, e, *_ in matches] + own
     return [
         (variant, term)
         for start, end, variant, term in matches
-        if not any(s <= start and end <= e and (s, e) != (start, end) for s, e, *_ in matches)
+        if not any(s <= start and end <= e and (s, e) != (start, end) for s, e in spans)
         and not term.introduced(text, start, variant)
     ]
 
