@@ -4,8 +4,9 @@ and its local-parallel executor (one process per core), before the build reads t
 it only finds their outputs.
 
 Each chapter joins the cache's project through myst-nb's reader plugin, as the build names it, and
-runs as myst-nb runs it: in its own folder, with the book's timeout. A chapter whose cells fail is
-left out of the cache, and the build runs it again and reports the error as it always does.
+runs as myst-nb runs it: in its own folder, with _config.yml's timeout and allow_errors. A chapter
+whose cells fail is left out of the cache, and the build runs it again and reports the error as it
+always does.
 
     python -m booktools.execute_in_parallel CACHE_FOLDER
 """
@@ -39,8 +40,9 @@ def main(cache_folder: Path) -> None:
     cache = get_cache(str(cache_folder))
     uris = [cache.add_nb_to_project(str(path), read_data=READ_DATA).uri for path in notebooks()]
     # only this table of contents' pages: the project keeps every page it was ever given
+    execute = config["execute"]
     result = load_executor("local-parallel", cache).run_and_cache(
-        filter_uris=uris, timeout=config["execute"]["timeout"], allow_errors=False
+        filter_uris=uris, timeout=execute["timeout"], allow_errors=execute["allow_errors"]
     )
     for uri in result.succeeded:
         print(f"{Path(uri).name}: executed")
