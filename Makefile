@@ -24,7 +24,8 @@ help:
 include make/install.mk
 
 ## book: the book, in English and Japanese, into _build/html (installs .venv and node_modules once)
-# The chapters the execution cache lacks run first, side by side (myst-nb runs them one by one).
+# The chapters the execution cache lacks run first, side by side, by jupyter-cache's local-parallel
+# executor (myst-nb runs them one by one).
 # Then, side by side, the English edition and the Japanese one, from the catalogues in locales/ja
 # and the same execution cache, which goes into ja/ beside it (BOOK_TRANSLATED: each page links
 # to the other edition's).

@@ -11,6 +11,9 @@ content of the branch ``NOTEBOOKS_BRANCH``, in one commit without history, and f
 It uses git's plumbing in the current checkout, so the push uses the checkout's credentials and
 the working tree is not touched.
 ``.github/workflows/publish.yml`` runs it after ``make book`` and ``make student``.
+Not ghp-import nor a publishing action: both push one ready folder, so the editions' notebooks
+would still be gathered here first; ghp-import is not in the lock, and an action cannot run in
+test_launch_buttons, which publishes to a local repository and follows every button to it.
 """
 
 from __future__ import annotations
