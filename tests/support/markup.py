@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
@@ -13,8 +14,12 @@ class Element:
     tag: str
     attrs: dict
 
+    @functools.cached_property
+    def classes(self) -> frozenset:
+        return frozenset((self.attrs.get("class") or "").split())
+
     def has_class(self, name):
-        return name in (self.attrs.get("class") or "").split()
+        return name in self.classes
 
 
 class _Reader(HTMLParser):
@@ -51,9 +56,11 @@ class _Reader(HTMLParser):
             self.texts.append((data, tuple(self.open)))
 
 
+@functools.lru_cache(maxsize=64)
 def read(html: str) -> _Reader:
     """The page's elements, images and pieces of text, in order, each with the elements that
-    enclose it."""
+    enclose it. A page is read once a process (the tests only look): several tests read each
+    page, and reading is most of their time."""
     reader = _Reader()
     reader.feed(html)
     reader.close()
