@@ -300,14 +300,18 @@ CLASS = {
     ),
     "raises-megabytes": ({"my_softmax": RAISES.format(message="'x' * 10_000_000")}, [], {}),
 }
-# Graded in a second run, with a short time limit. The cell that never ends waits (as on input
-# or a lock) and the function that never returns spins: a spinning sandbox is a session of its
-# own, whose share of the cores each of the class's other jobs loses until the time limit.
+# Graded in a second run, with a short time limit. The cell that never ends and the function
+# that never returns wait (as on input or a lock) rather than spin: the grader stops both at the
+# wall clock's limit alike, and a spinning sandbox, a session of its own, took its share of the
+# cores from make test's other jobs until then.
 SLOW = {
     "on-time": ("right", [], {}),
     "endless-cell": ("right", ["import time\n\nwhile True:\n    time.sleep(1)"], {}),
     "endless-function": (
-        {"my_softmax": "def my_softmax(x):\n    while True:\n        pass\n"},
+        {
+            "my_softmax": "import time\n\n\ndef my_softmax(x):\n    while True:\n"
+            "        time.sleep(1)\n"
+        },
         [],
         {},
     ),
