@@ -14,35 +14,19 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import subprocess
 import time
 from pathlib import Path
 
 import torch
 
 from .gpt import RECORD, WEIGHTS, CharVocab, TinyGPT, evaluate, load_corpus, train
+from .recorded import revision
 
 __all__ = ["MODEL", "TRAINING", "run"]
 
 SEED = 0
 MODEL = dict(d_model=64, h=4, layers=2, kv_heads=None, d_ff=176, max_len=128)
 TRAINING = dict(steps=600, batch=16, context=128, lr=3e-3, warmup=50, weight_decay=0.01)
-
-
-def _revision() -> str:
-    """The git revision of the working tree, ``+changes`` if it differs from it, or
-    ``unknown`` outside a git checkout."""
-    here = Path(__file__).resolve().parent
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "."], cwd=here, capture_output=True, text=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + ("+changes" if dirty else "")
 
 
 def run(steps: int | None = None, seed: int = SEED, progress: bool = False):
@@ -74,7 +58,7 @@ def run(steps: int | None = None, seed: int = SEED, progress: bool = False):
         "processor": platform.processor(),
         "seconds": round(seconds, 1),  # on the clock, which a busy machine lengthens
         "cpu_seconds": round(cpu_seconds, 1),  # the training's own time on its one core
-        "revision": _revision(),
+        "revision": revision(),
     }
     return model, record
 

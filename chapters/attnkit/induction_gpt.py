@@ -33,8 +33,9 @@ from torch import nn
 
 from . import rules
 from .gpt import CharVocab, TinyGPT, batches, check_window, evaluate, load_corpus, train
-from .gpt_train import MODEL, SEED, TRAINING, _revision
+from .gpt_train import MODEL, SEED, TRAINING
 from .induction import induction_scores, previous_token_scores
+from .recorded import revision
 
 __all__ = ["SETTINGS", "EVERY", "repeated_windows", "measure", "run", "load_record"]
 
@@ -115,7 +116,7 @@ def run(setting: str, steps: int | None = None, seed: int = SEED) -> dict:
     train_ids, validation_ids = vocab.encode(corpus["train"]), vocab.encode(corpus["validation"])
     torch.manual_seed(seed)
     model = TinyGPT(len(vocab), **MODEL)
-    revision = _revision()  # of the code that runs, before anything changes in the checkout
+    ran_at = revision()  # of the code that runs, before anything changes in the checkout
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the measures too, as train() runs: one core
     try:
@@ -145,7 +146,7 @@ def run(setting: str, steps: int | None = None, seed: int = SEED) -> dict:
         "machine": platform.machine(),
         "seconds": round(seconds, 1),  # on the clock, which a busy machine lengthens
         "cpu_seconds": round(cpu_seconds, 1),  # training and measures, on one core
-        "revision": revision,
+        "revision": ran_at,
     }
 
 

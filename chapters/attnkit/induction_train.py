@@ -20,8 +20,8 @@ from pathlib import Path
 
 import torch
 
-from .gpt_train import _revision
 from .induction import RECORD, AttentionOnly, phase_change_step, train
+from .recorded import revision
 
 __all__ = ["SEED", "MODEL", "TRAINING", "run"]
 
@@ -50,7 +50,7 @@ def run(steps: int | None = None, seed: int = SEED, **changes) -> tuple[Attentio
         "machine": platform.machine(),
         "seconds": round(seconds, 1),  # on the clock, which a busy machine lengthens
         "cpu_seconds": round(cpu_seconds, 1),
-        "revision": _revision(),
+        "revision": revision(),
     }
     return model, record
 
