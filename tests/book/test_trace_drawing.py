@@ -6,7 +6,7 @@ import pytest
 
 import attnkit
 from tests.support.answers.multi_head_attention import split_mixing_tokens, split_reference
-from tests.support.browser import PageLog, serve
+from tests.support.browser import PageLog, serious_violations, serve
 from tests.support.colours import contrast, css_rgb
 from tests.support.heatmap_page import DARK_THEMES
 from tests.support.readings import AXE
@@ -15,14 +15,6 @@ PAGE = """<!doctype html><html lang="en" %s><meta charset="utf-8"><title>trace</
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>%s body { margin: 8px; color: var(--jp-ui-font-color0, #222832); }</style><main><h1>Traces</h1>%s</main>"""
 
-AXE_TAGS = [
-    "wcag2a",
-    "wcag2aa",
-    "wcag21a",
-    "wcag21aa",
-    "wcag22aa",
-    "best-practice",
-]  # as the heatmap's
 TRACES = {
     "right": attnkit.trace(split_reference, "B T d_model", 3, expect="B H T d_k"),
     "wrong": attnkit.trace(split_mixing_tokens, "B T d_model", 3, expect="B H T d_k"),
@@ -86,14 +78,7 @@ def test_a_trace_is_drawn_offline_readable_and_axe_clean(chromium, tmp_path, axe
         flagged = page.locator("[data-flagged=true]")
         assert flagged.count() == 1
         assert "mixes T and H" in flagged.text_content()
-        page.add_script_tag(path=str(axe_core))
-        found = page.evaluate(
-            """async (tags) => (await axe.run(document, { runOnly: { type: "tag", values: tags } }))
-                .violations.filter((v) => v.impact === "serious" || v.impact === "critical")
-                .map((v) => [v.id, v.help, v.nodes.map((node) => node.html.slice(0, 120))])""",
-            AXE_TAGS,
-        )
-        assert found == []
+        assert serious_violations(page, axe_core) == []
 
 
 def test_the_table_holds_what_the_drawing_shows(chromium, tmp_path):
@@ -151,17 +136,9 @@ def test_the_chapter_draws_its_traces_readably_in_the_book(
         log = PageLog(page)
         page.goto(base + edition + "chapters/multi-head-attention.html")
         assert page.locator(f".attn-trace[lang={edition[:2] or 'en'}]").count() == 3
-        page.add_script_tag(path=str(axe_core))
         for mode in ("light", "dark"):
             chapter_traces_are_readable(page, log, mode)
-            found = page.evaluate(
-                """async (tags) => (await axe.run({ include: [[".attn-trace"]] },
-                    { runOnly: { type: "tag", values: tags } }))
-                    .violations.filter((v) => v.impact === "serious" || v.impact === "critical")
-                    .map((v) => [v.id, v.nodes.map((node) => node.html.slice(0, 120))])""",
-                AXE_TAGS,
-            )
-            assert found == [], mode
+            assert serious_violations(page, axe_core, ".attn-trace") == [], mode
 
 
 def chapter_traces_are_readable(page, log, mode):

@@ -203,3 +203,20 @@ def move_slider(slider, value):
         "(s, v) => { s.value = String(v); s.dispatchEvent(new Event('input', {bubbles: true})); }",
         value,
     )
+
+
+# WCAG 2.2 A and AA, and axe-core's best practices: what the widgets' and drawings' tests ask
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
+SERIOUS_VIOLATIONS = """async ([include, tags]) => (await axe.run(
+        include ? { include: [[include]] } : document, { runOnly: { type: 'tag', values: tags } }))
+    .violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => [v.id, v.help, v.nodes.map((node) => node.html.slice(0, 120))])"""
+
+
+def serious_violations(page, axe, include: str | None = None) -> list:
+    """What axe-core (the script at ``axe``, added to the page once) finds serious or critical
+    on the page, or in the elements the selector ``include`` picks: [rule, help, the first
+    characters of each element]."""
+    if not page.evaluate("() => 'axe' in window"):
+        page.add_script_tag(path=str(axe))
+    return page.evaluate(SERIOUS_VIOLATIONS, [include, AXE_TAGS])
