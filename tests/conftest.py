@@ -88,26 +88,33 @@ def local_clone(tmp_path_factory):
     return f"file://{clone}", commit
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    """Chromium, started once a module, for tests that serve pages of their own."""
+@pytest.fixture(scope="session")
+def browser():
+    """Chromium, started once a test process: each module opens its pages in a context of its
+    own (``chromium``, ``site``). A launch costs about 1.3 CPU-s, once a module before."""
     require_chromium()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = launch(playwright)
-        yield Tabs(browser)  # each test serves its pages on a port, an origin, of its own
+        yield browser
         browser.close()
 
 
 @pytest.fixture(scope="module")
-def site(built_book):
-    """Chromium and the built book served on 127.0.0.1: (Tabs, base URL), once a module."""
-    require_chromium()
-    from playwright.sync_api import sync_playwright
+def chromium(browser):
+    """Tabs of a context of the module's own, for tests that serve pages of their own."""
+    tabs = Tabs(browser)  # each test serves its pages on a port, an origin, of its own
+    yield tabs
+    tabs.context.close()
 
+
+@pytest.fixture(scope="module")
+def site(built_book, browser):
+    """The built book served on 127.0.0.1 and tabs of a context of the module's own: (Tabs,
+    base URL)."""
     html_dir, _ = built_book
-    with serve(html_dir) as base, sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield Tabs(browser, base), base
-        browser.close()
+    with serve(html_dir) as base:
+        tabs = Tabs(browser, base)
+        yield tabs, base
+        tabs.context.close()

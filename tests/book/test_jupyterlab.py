@@ -23,10 +23,10 @@ import jupytext
 import numpy as np
 import pytest
 from jupyter_client import BlockingKernelClient
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from tests.support.book import ROOT
-from tests.support.browser import PageLog, drawn_weights, launch, move_slider, require_chromium
+from tests.support.browser import PageLog, drawn_weights, move_slider, require_chromium
 
 pytestmark = pytest.mark.build  # it opens what the built book's Binder button names
 
@@ -166,16 +166,15 @@ def binder_urlpath(built_book):
 
 
 @pytest.fixture(scope="module")
-def notebook(lab, binder_urlpath):
+def notebook(lab, binder_urlpath, browser):
     """Chromium on the Binder button's path; yields the page and its log."""
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        log = PageLog(page)
-        page.goto(f"{lab.base}{binder_urlpath}?token={lab.token}")
-        page.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=60_000)
-        yield page, log
-        browser.close()
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    log = PageLog(page)
+    page.goto(f"{lab.base}{binder_urlpath}?token={lab.token}")
+    page.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=60_000)
+    yield page, log
+    context.close()
 
 
 def cell_count(cell_type):
