@@ -165,7 +165,7 @@ CLASS := test_assignments.py test_graded_class.py
 # The site's tests in two processes, a file in each at a time (a file's browser or JupyterLab is
 # started once): many of them wait, for a page, a kernel or a package a notebook installs.
 test-site: book-for-tests
-	$(PYTEST_BOOK) -n 2 --dist loadfile tests/book \
+	$(PYTEST_BOOK) -n 2 --dist loadfile --no-loadscope-reorder tests/book \
 	  $(addprefix --ignore=tests/book/,$(EDITIONS) $(READINGS) $(CLASS) test_pdf.py)
 test-editions: student-for-tests
 	$(PYTEST_BOOK) $(addprefix tests/book/,$(EDITIONS))

@@ -18,6 +18,20 @@ settings.register_profile("shared-cpu", deadline=None)
 settings.load_profile("shared-cpu")
 
 
+# The book's test files whose tests take longest, most of it waiting (for JupyterLab's server, a
+# notebook run alone with its installs, a chapter scaffolded and built, traces read in four
+# ways), first: make test-site's two workers take files in this order (pytest-xdist's
+# --no-loadscope-reorder; it would otherwise take the files with the most tests first, and
+# leave these, a few long tests each, to one worker at the end).
+FIRST = ["test_trace_drawing.py", "test_jupyterlab.py", "test_notebooks.py", "test_new_chapter.py"]
+
+
+def pytest_collection_modifyitems(items):
+    """The files of FIRST before the others, each file's tests in their own order."""
+    first = {name: rank for rank, name in enumerate(FIRST)}
+    items.sort(key=lambda item: first.get(item.path.name, len(first)))
+
+
 @pytest.fixture(scope="session")
 def built_book():
     """The book built with the README's command for the made-up REPOSITORY_URL (``make
