@@ -30,9 +30,10 @@ from tests.support.heatmap_page import FRONT_END, write_page
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = [64, 128, 256, 512]
 
-MEASURE = """async (values) => {
-  const slider = document.querySelector("input.attn-temperature");
-  const root = document.querySelector("[data-attn-widget]");
+# The slider and the widget's root found by their selectors (the scrubber's benchmark uses it too).
+MEASURE = """async ([values, sliderSelector, rootSelector]) => {
+  const slider = document.querySelector(sliderSelector);
+  const root = document.querySelector(rootSelector);
   const layout = [], frame = [];
   for (const value of values) {
     await new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
@@ -89,7 +90,9 @@ def measure(browser, front_end: Path, n: int, steps: int) -> dict:
             log = PageLog(page)
             page.goto(base + "index.html")
             page.wait_for_selector("[data-attn-widget][data-drawn]", timeout=120_000)
-            times = page.evaluate(MEASURE, drag(steps))
+            times = page.evaluate(
+                MEASURE, [drag(steps), "input.attn-temperature", "[data-attn-widget]"]
+            )
             page.close()
     if log.problems():
         sys.exit(f"the page had problems: {log.problems()}")

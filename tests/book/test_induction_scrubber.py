@@ -2,9 +2,10 @@
 
 The slider, moved by the keyboard and by setting it, shows at every recorded step the weights
 that the chapter's training recorded (the whole percentages the page carries: their packing is
-tested in tests/library/test_induction_heads.py) and marks that step on the loss curves, each
-redraw within a frame; it opens at the phase change of those curves; its colours contrast in
-light and dark mode, it fits a phone's width, and axe-core finds nothing serious.
+tested in tests/library/test_induction_heads.py) and marks that step on the loss curves; it
+opens at the phase change of those curves; its colours contrast in light and dark mode, it fits
+a phone's width, and axe-core finds nothing serious. How long a redraw takes is measured by
+benchmarks/scrubber_redraw.py, not here: a test shares the CPU with the others.
 """
 
 import numpy as np
@@ -20,7 +21,6 @@ pytestmark = pytest.mark.build
 PAGE = "chapters/induction-heads"
 SCRUBBER = "attnkit.scrubber.TrainingScrubber"
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
-FRAME_MS = 16  # one frame at 60 Hz
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def opened(site, mode="light", width=1280):
 def shown(root) -> dict:
     return root.evaluate(
         """r => ({index: r.scrubber.shown.index, step: r.scrubber.shown.step,
-                  weights: r.scrubber.shown.weights, ms: r.scrubber.lastDrawMs,
+                  weights: r.scrubber.shown.weights,
                   slider: r.querySelector('input.scrub-slider').value,
                   valuetext: r.querySelector('input.scrub-slider').getAttribute('aria-valuetext'),
                   marker: r.querySelector('.scrub-marker').getAttribute('x1'),
@@ -67,7 +67,6 @@ def assert_recorded(now, recorded):
     assert np.allclose(np.array(now["weights"]), recorded["attention"][index], atol=1e-9)
     assert now["valuetext"] == f"step {now['step']}"
     assert now["status"].startswith(f"Step {now['step']}: loss on repeats ")
-    assert now["ms"] < FRAME_MS, f"a redraw took {now['ms']:.1f} ms"
 
 
 def test_the_scrubber_opens_at_the_phase_change_and_shows_the_recorded_weights(site, recorded):
