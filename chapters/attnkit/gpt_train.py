@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
-import time
 from pathlib import Path
 
 import torch
 
 from .gpt import RECORD, WEIGHTS, CharVocab, TinyGPT, evaluate, load_corpus, train
-from .recorded import revision
+from .recorded import provenance
 
 __all__ = ["MODEL", "TRAINING", "run"]
 
@@ -37,9 +35,8 @@ def run(steps: int | None = None, seed: int = SEED, progress: bool = False):
     train_ids, validation_ids = vocab.encode(corpus["train"]), vocab.encode(corpus["validation"])
     torch.manual_seed(seed)
     model = TinyGPT(len(vocab), **MODEL)
-    began, began_cpu = time.perf_counter(), time.process_time()
-    losses = train(model, train_ids, seed=seed, progress=progress, **settings)
-    seconds, cpu_seconds = time.perf_counter() - began, time.process_time() - began_cpu
+    with provenance() as ran:
+        losses = train(model, train_ids, seed=seed, progress=progress, **settings)
     record = {
         "seed": seed,
         "model": model.config,
@@ -53,12 +50,7 @@ def run(steps: int | None = None, seed: int = SEED, progress: bool = False):
             "validation": len(corpus["validation"]),
             "python": corpus["python"],
         },
-        "torch": torch.__version__,
-        "machine": platform.machine(),
-        "processor": platform.processor(),
-        "seconds": round(seconds, 1),  # on the clock, which a busy machine lengthens
-        "cpu_seconds": round(cpu_seconds, 1),  # the training's own time on its one core
-        "revision": revision(),
+        **ran,
     }
     return model, record
 

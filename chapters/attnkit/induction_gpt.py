@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
-import time
 from importlib import resources
 from pathlib import Path
 
@@ -35,7 +33,7 @@ from . import rules
 from .gpt import CharVocab, TinyGPT, batches, check_window, evaluate, load_corpus, train
 from .gpt_train import MODEL, SEED, TRAINING
 from .induction import induction_scores, previous_token_scores
-from .recorded import revision
+from .recorded import provenance
 
 __all__ = ["SETTINGS", "EVERY", "repeated_windows", "measure", "run", "load_record"]
 
@@ -116,7 +114,6 @@ def run(setting: str, steps: int | None = None, seed: int = SEED) -> dict:
     train_ids, validation_ids = vocab.encode(corpus["train"]), vocab.encode(corpus["validation"])
     torch.manual_seed(seed)
     model = TinyGPT(len(vocab), **MODEL)
-    ran_at = revision()  # of the code that runs, before anything changes in the checkout
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the measures too, as train() runs: one core
     try:
@@ -131,10 +128,9 @@ def run(setting: str, steps: int | None = None, seed: int = SEED) -> dict:
     def draw(ids, batch, context, generator):
         return repeated_windows(ids, batch, context, generator, periods)
 
-    began, began_cpu = time.perf_counter(), time.process_time()
-    losses = train(model, train_ids, seed=seed, draw=batches if periods is None else draw,
-                   after_step=after_step, **settings)  # fmt: skip
-    seconds, cpu_seconds = time.perf_counter() - began, time.process_time() - began_cpu
+    with provenance() as ran:  # training and measures, on one core
+        losses = train(model, train_ids, seed=seed, draw=batches if periods is None else draw,
+                       after_step=after_step, **settings)  # fmt: skip
     return {
         "seed": seed,
         "model": model.config,
@@ -142,11 +138,7 @@ def run(setting: str, steps: int | None = None, seed: int = SEED) -> dict:
         "losses": [round(loss, 6) for loss in losses],
         "measures": measures,
         "corpus": {"sha256": corpus["sha256"], "python": corpus["python"]},
-        "torch": torch.__version__,
-        "machine": platform.machine(),
-        "seconds": round(seconds, 1),  # on the clock, which a busy machine lengthens
-        "cpu_seconds": round(cpu_seconds, 1),  # training and measures, on one core
-        "revision": ran_at,
+        **ran,
     }
 
 

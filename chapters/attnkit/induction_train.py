@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
-import time
 from pathlib import Path
 
 import torch
 
 from .induction import RECORD, AttentionOnly, phase_change_step, train
-from .recorded import revision
+from .recorded import provenance
 
 __all__ = ["SEED", "MODEL", "TRAINING", "run"]
 
@@ -37,20 +35,15 @@ def run(steps: int | None = None, seed: int = SEED, **changes) -> tuple[Attentio
     settings = TRAINING | ({} if steps is None else {"steps": steps})
     torch.manual_seed(seed)
     model = AttentionOnly(**(MODEL | changes))
-    began, began_cpu = time.perf_counter(), time.process_time()
-    measured = train(model, seed=seed, **settings)
-    seconds, cpu_seconds = time.perf_counter() - began, time.process_time() - began_cpu
+    with provenance() as ran:
+        measured = train(model, seed=seed, **settings)
     record = {
         "seed": seed,
         "model": model.config,
         "training": settings | {"periods": list(settings["periods"])},
         "phase_change": phase_change_step(measured, model.config["vocab"]),
         **measured,
-        "torch": torch.__version__,
-        "machine": platform.machine(),
-        "seconds": round(seconds, 1),  # on the clock, which a busy machine lengthens
-        "cpu_seconds": round(cpu_seconds, 1),
-        "revision": revision(),
+        **ran,
     }
     return model, record
 

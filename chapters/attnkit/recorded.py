@@ -5,17 +5,20 @@ A chapter that shows measurements too slow to repeat at build time (chapter 7's 
 up to 4096 tokens) loads them from here, so that it runs the same in the book's build, in a
 downloaded notebook and in Colab. ``benchmarks/attention_cost.py --json`` writes them. The
 trainings whose records the book ships (``gpt_train``, ``induction_train``, ``induction_gpt``)
-name the code they ran with :func:`revision`.
+say how and where they ran with :func:`provenance`, and name the code with :func:`revision`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import platform
 import subprocess
+import time
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["recorded_benchmark", "revision"]
+__all__ = ["provenance", "recorded_benchmark", "revision"]
 
 
 def recorded_benchmark(name: str) -> dict:
@@ -40,3 +43,24 @@ def revision() -> str:
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("+changes" if dirty else "")
+
+
+@contextlib.contextmanager
+def provenance():
+    """Time the block that trains a model. The dict it yields holds, once the block ends, what
+    a shipped record says of its run: PyTorch's version, the machine, the seconds the block took
+    on the clock and of CPU time, and the revision of the code, read as the block begins (before
+    anything changes in the checkout)."""
+    import torch
+
+    ran_at, found = revision(), {}
+    began, began_cpu = time.perf_counter(), time.process_time()
+    yield found
+    found.update(
+        torch=torch.__version__,
+        machine=platform.machine(),
+        processor=platform.processor(),
+        seconds=round(time.perf_counter() - began, 1),  # which a busy machine lengthens
+        cpu_seconds=round(time.process_time() - began_cpu, 1),  # the run's own, on one core
+        revision=ran_at,
+    )
