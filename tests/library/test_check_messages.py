@@ -21,8 +21,9 @@ from babel.messages.pofile import read_po
 
 import attnkit.exercises
 from attnkit.exercises import check_softmax, wording
-from booktools import compiled_catalogues, translation
+from booktools import translation
 from tests.support.answers import every_answers, seeds
+from tests.support.catalogues import compiled_catalogue
 from tests.support.terms import terms
 
 EXERCISES = Path(attnkit.exercises.__file__).parent
@@ -190,30 +191,23 @@ def test_the_spacing_rule_finds_what_it_should(text, breaches):
 
 
 def test_the_compiled_catalogue_leaves_out_what_is_not_a_translation(tmp_path):
-    po = tmp_path / "ja" / "LC_MESSAGES" / "checks.po"
-    po.parent.mkdir(parents=True)
-    po.write_text(
-        "\n".join(
-            [
-                'msgid ""',
-                'msgstr "Language: ja\\n"',
-                "",
-                "#, python-brace-format",
-                'msgid ""',
-                '"two lines, {n} \\"quoted\\""',
-                'msgstr "二行 {n} \\"引用\\""',
-                "",
-                "#, fuzzy, python-brace-format",
-                'msgid "changed {n}"',
-                'msgstr "古い {n}"',
-                "",
-                'msgid "not yet"',
-                'msgstr ""',
-            ]
-        ),
-        encoding="utf-8",
+    compiled_catalogue(
+        tmp_path,
+        "checks",
+        [
+            "#, python-brace-format",
+            'msgid ""',
+            '"two lines, {n} \\"quoted\\""',
+            'msgstr "二行 {n} \\"引用\\""',
+            "",
+            "#, fuzzy, python-brace-format",
+            'msgid "changed {n}"',
+            'msgstr "古い {n}"',
+            "",
+            'msgid "not yet"',
+            'msgstr ""',
+        ],
     )
-    po.with_suffix(".mo").write_bytes(compiled_catalogues.compiled(po))
     japanese = gettext.translation("checks", tmp_path, languages=["ja"])
     assert japanese.gettext('two lines, {n} "quoted"') == '二行 {n} "引用"'
     assert japanese.gettext("changed {n}") == "changed {n}"

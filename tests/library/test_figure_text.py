@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from attnkit import figure_text, plots
-from booktools import compiled_catalogues
 from tests.support.book import ROOT
+from tests.support.catalogues import compiled_catalogue
 from tests.support.figure_labels import english_left, shown_texts, translations
 
 JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
@@ -37,32 +37,25 @@ def a_figure_with_every_kind_of_text():
 
 def test_the_compiled_catalogue_lacks_what_is_not_a_translation(tmp_path, monkeypatch):
     """A fuzzy or empty entry is a label the catalogue lacks; one kept as it is is not."""
-    po = tmp_path / "ja" / "LC_MESSAGES" / "figures.po"
-    po.parent.mkdir(parents=True)
-    po.write_text(
-        "\n".join(
-            [
-                'msgid ""',
-                'msgstr "Language: ja\\n"',
-                "",
-                'msgid ""',
-                '"two lines, {} \\"quoted\\""',
-                'msgstr "二行 {} \\"引用\\""',
-                "",
-                'msgid "kept as it is"',
-                'msgstr "kept as it is"',
-                "",
-                "#, fuzzy",
-                'msgid "changed"',
-                'msgstr "古い"',
-                "",
-                'msgid "not yet"',
-                'msgstr ""',
-            ]
-        ),
-        encoding="utf-8",
+    compiled_catalogue(
+        tmp_path,
+        "figures",
+        [
+            'msgid ""',
+            '"two lines, {} \\"quoted\\""',
+            'msgstr "二行 {} \\"引用\\""',
+            "",
+            'msgid "kept as it is"',
+            'msgstr "kept as it is"',
+            "",
+            "#, fuzzy",
+            'msgid "changed"',
+            'msgstr "古い"',
+            "",
+            'msgid "not yet"',
+            'msgstr ""',
+        ],
     )
-    po.with_suffix(".mo").write_bytes(compiled_catalogues.compiled(po))
     monkeypatch.setattr(figure_text, "LOCALES", tmp_path)
     figure_text.catalogue.cache_clear()
     try:
