@@ -6,7 +6,8 @@ it only finds their outputs.
 Each chapter joins the cache's project through myst-nb's reader plugin, as the build names it, and
 runs as myst-nb runs it: in its own folder, with _config.yml's timeout and allow_errors. A chapter
 whose cells fail is left out of the cache, and the build runs it again and reports the error as it
-always does.
+always does. The cache is emptied first if the library the chapters import has changed
+(booktools.cache_stamp).
 
     python -m booktools.execute_in_parallel CACHE_FOLDER
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from booktools import toc
+from booktools.cache_stamp import empty_if_stale
 
 ROOT = Path(__file__).resolve().parent.parent
 READ_DATA = {"type": "plugin", "name": "myst_nb_md"}  # how myst-nb names its reader to the cache
@@ -37,6 +39,8 @@ def main(cache_folder: Path) -> None:
     from jupyter_cache.executors import load_executor
 
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    if empty_if_stale(cache_folder):
+        print("attnkit or the lock changed since the cache was filled: every chapter runs again")
     cache = get_cache(str(cache_folder))
     uris = [cache.add_nb_to_project(str(path), read_data=READ_DATA).uri for path in notebooks()]
     # only this table of contents' pages: the project keeps every page it was ever given
