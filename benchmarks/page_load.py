@@ -70,7 +70,9 @@ def load(browser, url: str, has_widget: bool) -> dict:
 
 def built_at(revision: str, folder: Path) -> Path:
     """The book as it was at ``revision``, built in a worktree under ``folder`` with this
-    checkout's environment and execution cache (the Makefile would reinstall the environment)."""
+    checkout's environment (the Makefile would reinstall it) and an execution cache of its own:
+    a chapter whose code is unchanged would otherwise show the outputs of this checkout's
+    attnkit, its widgets' scripts included."""
     tree = folder / "tree"
     git("worktree", "add", "--detach", str(tree), revision)
     subprocess.run(
@@ -82,7 +84,7 @@ def built_at(revision: str, folder: Path) -> Path:
     env = {
         **os.environ,
         "PYTHONPATH": str(tree / "chapters"),  # that revision's attnkit in the build's kernels
-        "BOOK_EXECUTION_CACHE": str(ROOT / "_build" / ".jupyter_cache"),
+        "BOOK_EXECUTION_CACHE": str(folder / "execution-cache"),
     }
     subprocess.run(
         [ROOT / ".venv" / "bin" / "jupyter-book", "build", str(tree), "--path-output", str(tree)],
