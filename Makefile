@@ -162,8 +162,9 @@ EDITIONS := test_student_edition.py test_launch_buttons.py
 # what the page readings found: each page is loaded once for all of these
 READINGS := test_accessibility.py test_display_math.py test_figure_layout.py
 CLASS := test_assignments.py test_graded_class.py
-# The site's tests in two processes, a file in each at a time (a file's browser or JupyterLab is
-# started once): many of them wait, for a page, a kernel or a package a notebook installs.
+# The site's tests in two processes, a file in each at a time (a file's browser context or
+# JupyterLab is started once), the longest files first (tests/conftest.py's FIRST): many of them
+# wait, for a page, a kernel or a package a notebook installs.
 test-site: book-for-tests
 	$(PYTEST_BOOK) -n 2 --dist loadfile --no-loadscope-reorder tests/book \
 	  $(addprefix --ignore=tests/book/,$(EDITIONS) $(READINGS) $(CLASS) test_pdf.py)
