@@ -4,10 +4,10 @@ Run after the chapters have run (``make book``), from the repository root:
 ``python -m booktools.figure_labels _build/.jupyter_cache``. Each shown figure's output
 carries the labels its language's catalogue lacked (``attnkit.plots.retina_png``); each one
 the catalogue still lacks is added to ``chapters/attnkit/locales/<language>/LC_MESSAGES/
-figures.po`` with an empty translation, for a translator to fill in (then ``make catalogues``
-compiles it into the ``figures.mo`` that attnkit reads), and those notebooks leave the
-execution cache, so that the next build draws their figures again with the filled-in
-catalogue. (The static figures' scripts name theirs.)
+figures.po`` with an empty translation, for a translator to fill in. ``make catalogues`` then
+compiles it into the ``figures.mo`` that attnkit reads, and that change to attnkit empties the
+execution cache (``booktools.cache_stamp``), so the next build draws the figures again with the
+filled-in catalogue. (The static figures' scripts name theirs.)
 """
 
 from __future__ import annotations
@@ -21,11 +21,9 @@ from attnkit.figure_text import catalogue_path
 from attnkit.translated import UNTRANSLATED
 
 
-def untranslated(cache) -> tuple[dict[str, list[str]], list[int]]:
-    """``language: labels`` the cached notebooks' figures lack, each once, and the cache
-    records of the notebooks that lack any."""
+def untranslated(cache) -> dict[str, list[str]]:
+    """``language: labels`` the cached notebooks' figures lack, each once."""
     found: dict[str, dict[str, None]] = {}
-    records = []
     for record in cache.list_cache_records():
         notebook = cache.get_cache_bundle(record.pk).nb
         for cell in notebook.cells:
@@ -35,9 +33,7 @@ def untranslated(cache) -> tuple[dict[str, list[str]], list[int]]:
                         continue
                     for language, labels in metadata.get(UNTRANSLATED, {}).items():
                         found.setdefault(language, {}).update(dict.fromkeys(labels))
-                        if labels and record.pk not in records:
-                            records.append(record.pk)
-    return {language: list(labels) for language, labels in found.items()}, records
+    return {language: list(labels) for language, labels in found.items()}
 
 
 def po_string(text: str) -> str:
@@ -45,11 +41,7 @@ def po_string(text: str) -> str:
 
 
 def main(cache_path: str) -> None:
-    cache = get_cache(cache_path)
-    found, records = untranslated(cache)
-    for record in records:
-        cache.remove_cache(record)
-    for language, labels in found.items():
+    for language, labels in untranslated(get_cache(cache_path)).items():
         path = catalogue_path(language).with_suffix(".po")
         with path.open("rb") as po:
             entries = {message.id for message in read_po(po)}
