@@ -101,11 +101,6 @@ def _font(language: str) -> dict:
     return {"fontfamily": [JAPANESE_FONT, "DejaVu Sans"]} if language == "ja" else {}
 
 
-# A shown figure is also drawn in each of TRANSLATED_INTO's languages, carried in its output's
-# metadata under TRANSLATIONS (the picture, in base64) and UNTRANSLATED (the labels the catalogue
-# lacks): the book runs its cells in English (attnkit.translated, attnkit.figure_text)
-
-
 def _png(fig) -> bytes:
     """``fig`` as a PNG of twice its pixels, in 256 colours."""
     drawn = io.BytesIO()

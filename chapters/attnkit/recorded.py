@@ -1,5 +1,5 @@
-"""Benchmark figures recorded on a named machine, shipped with the helper, and the revision a
-recorded run names.
+"""Benchmark figures recorded on a named machine, shipped with the helper, and what a shipped
+training record says of its run.
 
 A chapter that shows measurements too slow to repeat at build time (chapter 7's attention cost
 up to 4096 tokens) loads them from here, so that it runs the same in the book's build, in a
