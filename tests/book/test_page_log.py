@@ -10,18 +10,17 @@ PAGE = """<!doctype html><html lang="en"><meta charset="utf-8"><title>log</title
 <img alt="slow" src="slow.png"><img alt="refused" src="http://127.0.0.1:1/refused.png">"""
 
 
-class SlowHandler(QuietHandler):
-    """Answers slow.png only once the test has left the page."""
-
+def test_a_failed_request_counts_and_a_cancelled_one_does_not(chromium, tmp_path):
     left = threading.Event()
 
-    def do_GET(self):
-        if self.path == "/slow.png":
-            self.left.wait(10)
-        super().do_GET()
+    class SlowHandler(QuietHandler):
+        """Answers slow.png only once the test has left the page."""
 
+        def do_GET(self):
+            if self.path == "/slow.png":
+                left.wait(10)
+            super().do_GET()
 
-def test_a_failed_request_counts_and_a_cancelled_one_does_not(chromium, tmp_path):
     (tmp_path / "index.html").write_text(PAGE, encoding="utf-8")
     (tmp_path / "next.html").write_text("<!doctype html><title>next</title>", encoding="utf-8")
     with serve(tmp_path, SlowHandler) as base:
@@ -30,6 +29,6 @@ def test_a_failed_request_counts_and_a_cancelled_one_does_not(chromium, tmp_path
         page.goto(base + "index.html", wait_until="domcontentloaded")
         page.wait_for_function("() => document.images[1].complete")  # refused by then
         page.goto(base + "next.html")  # while slow.png still loads: cancelled
-        SlowHandler.left.set()
+        left.set()
         page.close()
     assert log.failed == ["http://127.0.0.1:1/refused.png"]
